@@ -1,0 +1,1 @@
+"""One module per paper: its environments, experiments as presets, and reported claims."""

@@ -1,0 +1,119 @@
+"""Seeding conventions: ``SeedSequence`` keys per (instance, replicate, stream).
+
+Every random draw of an experiment comes from a stream keyed by what it belongs to, never
+from a global seed, so that results do not depend on how replicates are split over workers.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+RNGLike = int | np.random.Generator | np.random.SeedSequence | None
+
+#: Stream identifiers used as the last element of a spawn key.
+NOISE_STREAM = 0
+POLICY_STREAM = 1
+
+
+def as_generator(rng: RNGLike) -> np.random.Generator:
+    """Return a ``Generator`` from an int seed, a ``SeedSequence``, a ``Generator`` or ``None``."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(rng)
+
+
+def stable_hash(label: str) -> int:
+    """A 32-bit hash of a label that is the same in every process (unlike ``hash``)."""
+    return zlib.crc32(label.encode("utf-8"))
+
+
+def replicate_seeds(
+    root: int, instance: int, replicates: Sequence[int], stream: int
+) -> list[np.random.SeedSequence]:
+    """Seed sequences for ``replicates`` of one instance and one stream.
+
+    The key ``(instance, replicate, stream)`` fixes the numbers a replicate sees, whatever
+    the chunk of replicates or the worker it runs in.
+    """
+    return [
+        np.random.SeedSequence(root, spawn_key=(instance, int(r), stream)) for r in replicates
+    ]
+
+
+def as_seed_sequences(
+    seed: int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None,
+    replicates: int | None,
+) -> list[np.random.SeedSequence]:
+    """Normalise the ``seed`` argument of ``reset``-like methods to one sequence per replicate."""
+    if isinstance(seed, Sequence) and not isinstance(seed, str | bytes):
+        seeds = list(seed)
+        if replicates is not None and replicates != len(seeds):
+            raise ValueError(f"got {len(seeds)} seed sequences for {replicates} replicates")
+        return seeds
+    count = 1 if replicates is None else int(replicates)
+    if count < 1:
+        raise ValueError(f"replicates must be >= 1, got {count}")
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return root.spawn(count)
+
+
+class ReplicateStream:
+    """Per-replicate random draws of a fixed shape, served in blocks.
+
+    Each replicate owns a ``Generator``; draws are made ``block`` rounds at a time per
+    replicate and stacked, so one round costs one slice instead of one call per replicate.
+    The numbers replicate ``r`` receives depend only on its own seed.
+    """
+
+    def __init__(
+        self,
+        seeds: Sequence[np.random.SeedSequence],
+        shape: tuple[int, ...],
+        draw: Callable[[np.random.Generator, tuple[int, ...]], np.ndarray],
+        block: int = 256,
+    ) -> None:
+        self._generators = [np.random.default_rng(s) for s in seeds]
+        self._shape = tuple(shape)
+        self._draw = draw
+        self._block = int(block)
+        self._buffer = np.empty((0,))
+        self._position = self._block
+
+    @property
+    def replicates(self) -> int:
+        return len(self._generators)
+
+    def next(self) -> np.ndarray:
+        """The draws of the next round, shape ``(replicates, *shape)``."""
+        if self._position == self._block:
+            self._buffer = np.stack(
+                [self._draw(g, (self._block, *self._shape)) for g in self._generators], axis=1
+            )
+            self._position = 0
+        out = self._buffer[self._position]
+        self._position += 1
+        return out
+
+
+def uniform_stream(
+    seeds: Sequence[np.random.SeedSequence], shape: tuple[int, ...], block: int = 256
+) -> ReplicateStream:
+    """Uniform[0, 1) draws per replicate and round."""
+    return ReplicateStream(seeds, shape, lambda g, size: g.random(size), block)
+
+
+def normal_stream(
+    seeds: Sequence[np.random.SeedSequence], shape: tuple[int, ...], block: int = 256
+) -> ReplicateStream:
+    """Standard normal draws per replicate and round."""
+    return ReplicateStream(seeds, shape, lambda g, size: g.standard_normal(size), block)
+
+
+def random_argmax(values: np.ndarray, uniforms: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
+    """Row-wise argmax of ``values`` (R, A), ties broken uniformly with ``uniforms`` (R, A)."""
+    best = values.max(axis=1, keepdims=True)
+    tied = values >= best - rtol * np.maximum(np.abs(best), 1.0)
+    return np.argmax(np.where(tied, uniforms, -1.0), axis=1)
