@@ -43,6 +43,13 @@ def replicate_seeds(
     ]
 
 
+def derive(
+    seeds: Sequence[np.random.SeedSequence], stream: int
+) -> list[np.random.SeedSequence]:
+    """Independent child sequences (one per replicate) for a further stream of the same owner."""
+    return [np.random.SeedSequence(s.entropy, spawn_key=(*s.spawn_key, stream)) for s in seeds]
+
+
 def as_seed_sequences(
     seed: int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None,
     replicates: int | None,
@@ -115,5 +122,7 @@ def normal_stream(
 def random_argmax(values: np.ndarray, uniforms: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
     """Row-wise argmax of ``values`` (R, A), ties broken uniformly with ``uniforms`` (R, A)."""
     best = values.max(axis=1, keepdims=True)
-    tied = values >= best - rtol * np.maximum(np.abs(best), 1.0)
+    finite = np.isfinite(best)
+    slack = rtol * np.maximum(np.abs(np.where(finite, best, 0.0)), 1.0)
+    tied = values >= np.where(finite, best - slack, best)
     return np.argmax(np.where(tied, uniforms, -1.0), axis=1)

@@ -8,11 +8,13 @@ builds ``B_a``. A schedule stores the few distinct actual models and which round
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from causalbandits.envs.actions import ActionSet
+from causalbandits.graphs.dag import CausalDAG
 from causalbandits.random import RNGLike, as_generator
 from causalbandits.scm.linear import LinearSEM
 
@@ -99,6 +101,8 @@ def check_budget(
 
 
 def _place(count: int, horizon: int, placement: str, rng: RNGLike) -> np.ndarray:
+    if int(horizon) != horizon or horizon <= 0:
+        raise ValueError(f"horizon T must be a positive integer, got {horizon}")
     if count > horizon:
         raise ValueError(f"the budget needs {count} deviated rounds but the horizon is {horizon}")
     if placement == "start":
@@ -122,38 +126,77 @@ def _split_budget(budget: float, per_round: float) -> tuple[int, float]:
 
 
 def _schedule(
-    horizon: int, full: int, remainder_model: DeviatedModel | None, full_model: DeviatedModel,
-    placement: str, rng: RNGLike,
+    horizon: int,
+    full: int,
+    full_models: Sequence[DeviatedModel],
+    partial_models: Sequence[DeviatedModel],
+    interleave: bool,
+    placement: str,
+    rng: RNGLike,
 ) -> DeviationSchedule:
-    count = full + (remainder_model is not None)
-    rounds = _place(count, horizon, placement, rng)
-    models = (full_model,) if remainder_model is None else (full_model, remainder_model)
-    which = np.zeros(count, dtype=int)
-    if remainder_model is not None:
-        which[-1] = 1
-    return DeviationSchedule(horizon, rounds, which, models)
+    """Rounds of the groups' models: interleaved, or one group after the other.
+
+    Each group gets ``full`` full rounds followed by its partial round (if any).
+    """
+    groups = len(full_models)
+    per_group = [[g] * full + ([groups + g] if partial_models else []) for g in range(groups)]
+    if interleave:
+        which = [g for step in zip(*per_group, strict=True) for g in step]
+    else:
+        which = [g for rounds in per_group for g in rounds]
+    rounds = _place(len(which), horizon, placement, rng)
+    return DeviationSchedule(
+        horizon, rounds, np.asarray(which, dtype=int), (*full_models, *partial_models)
+    )
 
 
 def negated_interventions(
-    sem: LinearSEM, budget: float, horizon: int, factor: float = 1.0,
-    placement: str = "start", rng: RNGLike = None,
+    sem: LinearSEM,
+    budget: float,
+    horizon: int,
+    per_round: float | None = None,
+    max_rounds: int | None = None,
+    groups: Sequence[Sequence[int]] | None = None,
+    interleave: bool = False,
+    placement: str = "start",
+    rng: RNGLike = None,
 ) -> DeviationSchedule:
-    """The default design (A6): intervened columns become ``-factor * [B*]_i`` when deviated.
+    """Interventional columns pushed towards (and past) zero: the default design (A6).
 
-    One round deviates node ``i`` by ``(1 + factor) ||[B*]_i||``; full rounds are followed by
-    one partial round ``(1 - s) [B*]_i`` so that eq. 6 totals exactly ``budget``. Under the
-    deviated model every intervention lowers the reward, which changes the optimal action.
+    In a deviated round the actual interventional column of every node of the round's group
+    is ``(1 - s / b) [B*]_i`` with ``b = max_i ||[B*]_i||``, a deviation of at most ``s``.
+    The default ``s = 2 b`` gives ``-[B*]_i`` (A6). With ``max_rounds = K`` a group never
+    deviates in more than ``K`` rounds: ``s`` grows to ``C / K`` when needed. ``groups``
+    (default: one group of all nodes) deviate one after the other, or take turns with
+    ``interleave``; deviations of different groups never meet in one round. Full rounds
+    are followed by one partial round per group so that eq. 6 totals exactly ``budget``.
+    Under the deviated model interventions lower the reward: the optimal action changes.
     """
-    if factor <= 0:
-        raise ValueError(f"factor must be positive, got {factor}")
     star = sem.intervention_weights
     largest = float(np.linalg.norm(star, axis=0).max())
-    full, remainder = _split_budget(budget, (1 + factor) * largest)
-    full_model = DeviatedModel(sem.weights, -factor * star)
-    partial = None
-    if remainder:
-        partial = DeviatedModel(sem.weights, (1 - remainder / largest) * star)
-    return _schedule(horizon, full, partial, full_model, placement, rng)
+    per_round = 2 * largest if per_round is None else float(per_round)
+    if max_rounds is not None:
+        if max_rounds < 1:
+            raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
+        per_round = max(per_round, budget / max_rounds)
+    full, remainder = _split_budget(budget, per_round)
+    node_groups = [list(range(sem.n_nodes))] if groups is None else [list(g) for g in groups]
+
+    def shrunk(nodes: list[int], amount: float) -> DeviatedModel:
+        scale = np.ones(sem.n_nodes)
+        scale[nodes] = 1 - amount / largest
+        return DeviatedModel(sem.weights, star * scale[None, :])
+
+    fulls = [shrunk(nodes, per_round) for nodes in node_groups]
+    partials = [shrunk(nodes, remainder) for nodes in node_groups] if remainder else []
+    return _schedule(horizon, full, fulls, partials, interleave, placement, rng)
+
+
+def depth_groups(dag: CausalDAG, deepest_first: bool = True) -> list[list[int]]:
+    """Non-root nodes grouped by causal depth ``L_i`` (for :func:`negated_interventions`)."""
+    depths = dag.depths
+    levels = range(depths.max(), 0, -1) if deepest_first else range(1, depths.max() + 1)
+    return [[int(v) for v in np.flatnonzero(depths == level)] for level in levels]
 
 
 def swapped_mechanisms(
@@ -164,11 +207,11 @@ def swapped_mechanisms(
     largest = float(np.linalg.norm(gap, axis=0).max())
     full, remainder = _split_budget(budget, largest)
     full_model = DeviatedModel(sem.intervention_weights, sem.weights)
-    partial = None
+    partials = []
     if remainder:
         share = remainder / largest
-        partial = DeviatedModel(sem.weights + share * gap, sem.intervention_weights - share * gap)
-    return _schedule(horizon, full, partial, full_model, placement, rng)
+        partials = [DeviatedModel(sem.weights + share * gap, sem.intervention_weights - share * gap)]
+    return _schedule(horizon, full, [full_model], partials, False, placement, rng)
 
 
 DEVIATION_DESIGNS = {"negate": negated_interventions, "swap": swapped_mechanisms}

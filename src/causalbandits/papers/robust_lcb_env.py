@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from causalbandits.envs.actions import ActionSet
-from causalbandits.envs.deviations import DEVIATION_DESIGNS, check_budget
+from causalbandits.envs.deviations import DEVIATION_DESIGNS, check_budget, depth_groups
 from causalbandits.envs.linear_bandit import LinearSEMBandit
 from causalbandits.graphs.families import hierarchical_tree
 from causalbandits.scm.linear import LinearSEM, uniform_column_weights
@@ -27,6 +27,9 @@ def make_environment(
     horizon: int = 40000,
     deviation_budget: float = 200.0,
     design: str = "negate",
+    max_rounds: int | None = None,
+    by_depth: bool = False,
+    interleave: bool = False,
     placement: str = "start",
     action_set: str = "non-root",
     branching: int = 3,
@@ -44,7 +47,13 @@ def make_environment(
         actions = ActionSet.all_subsets(sem.n_nodes)
     else:
         raise ValueError(f"unknown action set {action_set!r}; choose from {ACTION_SETS}")
-    schedule = DEVIATION_DESIGNS[design](sem, deviation_budget, horizon, placement=placement)
+    options = {}
+    if design == "negate":
+        groups = depth_groups(sem.dag) if by_depth else None
+        options = {"max_rounds": max_rounds, "groups": groups, "interleave": interleave}
+    schedule = DEVIATION_DESIGNS[design](
+        sem, deviation_budget, horizon, placement=placement, **options
+    )
     check_budget(schedule, sem, actions, deviation_budget)
     return LinearSEMBandit(
         sem, horizon, actions, deviations=schedule, deviation_budget=deviation_budget

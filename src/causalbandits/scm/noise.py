@@ -79,7 +79,8 @@ class GaussianNoise:
 
     @property
     def box(self) -> tuple[np.ndarray, np.ndarray]:
-        return np.full(self.n_nodes, -np.inf), np.full(self.n_nodes, np.inf)
+        """The 4-sigma box: bounds derived from it hold with high probability only."""
+        return self.loc - 4 * self.scale, self.loc + 4 * self.scale
 
     def sample(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         return self.loc + self.scale * rng.standard_normal((*size, self.n_nodes))

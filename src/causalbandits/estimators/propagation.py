@@ -1,0 +1,145 @@
+"""Optimistic expected values of a linear SEM for every action at once (eq. 18, §3.1.1).
+
+The support function of the ellipsoid ``{theta : ||theta - theta_hat||_M <= beta}`` in the
+direction ``u`` is ``theta_hat^T u + beta ||u||_{M^{-1}}`` (closed form). Greedy forward
+propagation sets, in topological order, ``mu_i = nu_i + max_{theta in C_{i,a}} theta^T mu_pa(i)``;
+the value at the reward node is the UCB of action ``a``. It is the exact maximum of eq. 18
+when all optimistic parent means and all path effects are non-negative.
+
+Speed: the value of node ``i`` depends on the action only through the modes of ``i`` and
+of its non-root ancestors. :class:`PropagationPlan` groups actions into these classes once,
+so each node is evaluated once per class instead of once per action (on the Robust-LCB
+graph: 2 + 2 + 2 + 16 evaluations instead of 4 x 16).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+
+from causalbandits.graphs.dag import CausalDAG
+
+
+@dataclass(frozen=True)
+class PropagationPlan:
+    """Non-root nodes in topological order, their padded parents and action classes.
+
+    Attributes
+    ----------
+    nodes: non-root nodes in topological order (``n`` of them).
+    parent_index: ``(n, width)`` parents of each node, padded with ``N`` (an always-zero slot).
+    width: ``d``, the largest in-degree.
+    class_modes: per node, the node's own mode (0 obs, 1 int) in each of its action classes.
+    class_parents: per node, ``(n_classes, width)`` slots of the parent values of each class.
+    offsets: per node, the first slot of its classes in the value buffer.
+    action_class: per node, ``(A,)`` class of every action.
+    n_slots: size of the value buffer (roots, then node classes, then the zero slot).
+    """
+
+    nodes: np.ndarray
+    parent_index: np.ndarray
+    width: int
+    class_modes: tuple[np.ndarray, ...]
+    class_parents: tuple[np.ndarray, ...]
+    offsets: np.ndarray
+    action_class: tuple[np.ndarray, ...]
+    n_slots: int
+
+    @classmethod
+    def build(cls, dag: CausalDAG, masks: np.ndarray) -> PropagationPlan:
+        """Group the actions ``masks`` (A, N) into classes for every non-root node."""
+        n_nodes = dag.n_nodes
+        masks = np.asarray(masks, dtype=bool)
+        nodes = [int(v) for v in dag.topological_order if dag.parents(v).size]
+        width = max(dag.max_in_degree, 1)
+        parent_index = np.full((len(nodes), width), n_nodes, dtype=np.intp)
+        graph = dag.to_networkx()
+        # Slot of each (node, action): roots have one slot each, given by their index.
+        slot_of = np.zeros((n_nodes + 1, masks.shape[0]), dtype=np.intp)
+        slot_of[: n_nodes + 1] = np.arange(n_nodes + 1)[:, None]
+        next_slot = n_nodes + 1
+        modes, parents_of_class, offsets, action_class = [], [], [], []
+        for k, node in enumerate(nodes):
+            parents = dag.parents(node)
+            parent_index[k, : parents.size] = parents
+            relevant = sorted(v for v in nx.ancestors(graph, node) | {node} if dag.parents(v).size)
+            _, first, inverse = np.unique(
+                masks[:, relevant], axis=0, return_index=True, return_inverse=True
+            )
+            inverse = inverse.reshape(-1)
+            offsets.append(next_slot)
+            action_class.append(inverse)
+            modes.append(masks[first, node].astype(np.intp))
+            parents_of_class.append(slot_of[parent_index[k]][:, first].T.copy())
+            slot_of[node] = next_slot + inverse
+            next_slot += first.size
+        return cls(
+            nodes=np.asarray(nodes, dtype=np.intp),
+            parent_index=parent_index,
+            width=width,
+            class_modes=tuple(modes),
+            class_parents=tuple(parents_of_class),
+            offsets=np.asarray(offsets, dtype=np.intp),
+            action_class=tuple(action_class),
+            n_slots=next_slot,
+        )
+
+    def parent_values(self, x: np.ndarray) -> np.ndarray:
+        """Padded parent values ``(..., n, width)`` of samples ``x`` of shape ``(..., N)``."""
+        padded = np.concatenate([x, np.zeros((*x.shape[:-1], 1))], axis=-1)
+        return padded[..., self.parent_index]
+
+    def node_position(self, node: int) -> int:
+        """Position ``k`` of a non-root node in :attr:`nodes`."""
+        hits = np.flatnonzero(self.nodes == node)
+        if hits.size == 0:
+            raise ValueError(f"node {node} is a root: its value does not depend on the action")
+        return int(hits[0])
+
+
+def propagate_means(
+    plan: PropagationPlan,
+    noise_mean: np.ndarray,
+    theta: np.ndarray,
+    target: int,
+    ellipsoid_inv: np.ndarray | None = None,
+    beta: float = 0.0,
+    ball: bool = False,
+) -> np.ndarray:
+    """Optimistic (or, with ``beta = 0``, plain) mean of node ``target`` under every action.
+
+    Parameters
+    ----------
+    plan: the propagation plan of the graph and action set.
+    noise_mean: ``nu``, shape ``(N,)``.
+    theta: column estimates ``(R, n, 2, width)``; mode 0 observational, 1 interventional.
+    target: the node whose value is returned (the reward node for eq. 18).
+    ellipsoid_inv: ``M^{-1}`` of each ellipsoid, ``(R, n, 2, width, width)``.
+    beta: the confidence radius.
+    ball: also cap each support value by ``||u||`` (the unit-ball constraint of eq. 14-15).
+
+    Returns
+    -------
+    ``(R, A)``: ``UCB_a`` of every replicate and action when ``target`` is the reward node.
+    """
+    replicates = theta.shape[0]
+    n_nodes = noise_mean.size
+    values = np.empty((replicates, plan.n_slots))
+    values[:, :n_nodes] = noise_mean
+    values[:, n_nodes] = 0.0
+    optimistic = beta > 0 and ellipsoid_inv is not None
+    last = plan.node_position(target)
+    for k in range(last + 1):
+        modes = plan.class_modes[k]
+        u = values[:, plan.class_parents[k]]  # (R, classes, width)
+        value = np.einsum("rcd,rcd->rc", u, theta[:, k, modes])
+        if optimistic:
+            quad = np.einsum("rcd,rcde,rce->rc", u, ellipsoid_inv[:, k, modes], u)
+            value += beta * np.sqrt(np.maximum(quad, 0.0))
+        if ball:
+            value = np.minimum(value, np.sqrt(np.einsum("rcd,rcd->rc", u, u)))
+        start = plan.offsets[k]
+        values[:, start : start + modes.size] = noise_mean[plan.nodes[k]] + value
+    return values[:, plan.offsets[last] + plan.action_class[last]]

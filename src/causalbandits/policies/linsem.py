@@ -1,0 +1,162 @@
+"""Causal UCB and Thompson sampling on a linear SEM with a known graph.
+
+* :class:`RobustLCB` — Robust-LCB (Yan et al., Algorithm 1): weighted OLS with weights
+  ``min(1/C, 1/(C ||x||_{Vt^{-1}}))`` (eq. 17, A1), ellipsoids in the ``V Vt^{-1} V`` norm
+  (eq. 14-16) with radius from Lemma 1, UCB eq. 18, argmax eq. 19.
+* :class:`LinSEMUCB` — Varici et al.'s LinSEM-UCB: the same machinery with unit weights and
+  the OFUL-type radius ``1 + sqrt(2 log(1/delta) + d log(1 + m^2 t / d))``.
+* :class:`LinSEMTS` — LinSEM-TS: columns drawn from ``N(theta_hat, var V^{-1})``, then the
+  action with the largest mean under the drawn model.
+
+All three keep one :class:`~causalbandits.estimators.ridge.WeightedRidge` over the slots
+(replicate, non-root node, mode) and act on all replicates at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from causalbandits.envs.linear_bandit import LinearSEMProblem
+from causalbandits.estimators.propagation import PropagationPlan, propagate_means
+from causalbandits.estimators.ridge import WeightedRidge
+from causalbandits.random import derive, normal_stream, random_argmax, uniform_stream
+
+
+class _LinearSEMLearner:
+    """Shared state: the per-(node, mode) regressions and the action masks."""
+
+    unit_weights = True
+
+    def __init__(self, problem: LinearSEMProblem) -> None:
+        self.problem = problem
+        self.masks = problem.actions.masks
+        self.plan = PropagationPlan.build(problem.dag, self.masks)
+        self.node_modes = self.masks[:, self.plan.nodes].astype(np.intp)  # (A, n)
+        self.noise_mean = problem.noise_mean
+        self.reward_node = problem.reward_node
+        self.horizon = problem.horizon
+        self.d = problem.dag.max_in_degree
+
+    def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
+        replicates = len(seeds)
+        n = self.plan.nodes.size
+        self.ridge = WeightedRidge((replicates, n, 2), self.plan.width, unit_weights=self.unit_weights)
+        self._rows = np.arange(replicates)[:, None]
+        self._cols = np.arange(n)[None, :]
+        self._ties = uniform_stream(seeds, (self.masks.shape[0],))
+        self.t = 0
+
+    def sample_weights(self, index: tuple[np.ndarray, ...], x: np.ndarray) -> np.ndarray | None:
+        """Weights of this round's samples (``None``: unit weights)."""
+        return None
+
+    def update(self, actions: np.ndarray, feedback: np.ndarray) -> None:
+        """Add ``X_pa(i)`` and ``X_i - nu_i`` of each non-root node to the played mode (eq. 7-12)."""
+        index = (self._rows, self._cols, self.node_modes[actions])
+        x = self.plan.parent_values(feedback)
+        y = feedback[:, self.plan.nodes] - self.noise_mean[self.plan.nodes]
+        self.ridge.update(index, x, y, self.sample_weights(index, x))
+        self.t += 1
+
+
+class LinSEMUCB(_LinearSEMLearner):
+    """LinSEM-UCB (Varici et al. 2023): ridge OLS per node and mode, optimistic propagation.
+
+    Parameters
+    ----------
+    beta_scale: multiplier on the theoretical radius.
+    delta: confidence level (default ``1/(2 N T)``).
+    ball: cap each column's support by the unit ball ``||theta|| <= 1`` (eq. 14-15).
+    """
+
+    def __init__(
+        self,
+        problem: LinearSEMProblem,
+        beta_scale: float = 1.0,
+        delta: float | None = None,
+        ball: bool = False,
+    ) -> None:
+        super().__init__(problem)
+        if beta_scale < 0:
+            raise ValueError(f"beta_scale must be >= 0, got {beta_scale}")
+        self.beta_scale = beta_scale
+        self.delta = delta if delta is not None else 1.0 / (2 * problem.dag.n_nodes * self.horizon)
+        if not 0 < self.delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
+        self.ball = ball
+        self.m = problem.x_norm_bound
+
+    def beta(self, t: int) -> float:
+        """OFUL-type radius ``1 + sqrt(2 log(1/delta) + d log(1 + m^2 t / d))`` (spec §4.1)."""
+        d, m = self.d, self.m
+        return 1.0 + np.sqrt(2 * np.log(1 / self.delta) + d * np.log(1 + m * m * t / d))
+
+    def upper_confidence_bounds(self) -> np.ndarray:
+        """``UCB_a(t)`` of every replicate and action, shape ``(R, A)`` (eq. 18)."""
+        return propagate_means(
+            self.plan, self.noise_mean, self.ridge.theta, self.reward_node,
+            self.ridge.ellipsoid_inv, self.beta_scale * self.beta(self.t + 1), self.ball,
+        )
+
+    def select(self) -> np.ndarray:
+        return random_argmax(self.upper_confidence_bounds(), self._ties.next())
+
+
+class RobustLCB(LinSEMUCB):
+    """Robust-LCB (Yan et al., Algorithm 1) for a known deviation budget ``C``.
+
+    ``deviation_budget`` defaults to the ``C`` the problem announces; ``C_alg = max(C, 1)``.
+    """
+
+    unit_weights = False
+
+    def __init__(
+        self,
+        problem: LinearSEMProblem,
+        deviation_budget: float | None = None,
+        beta_scale: float = 1.0,
+        delta: float | None = None,
+        ball: bool = False,
+    ) -> None:
+        super().__init__(problem, beta_scale, delta, ball)
+        budget = problem.deviation_budget if deviation_budget is None else deviation_budget
+        if budget < 0:
+            raise ValueError(f"the deviation budget C must be >= 0, got {budget}")
+        self.budget = max(float(budget), 1.0)
+
+    def beta(self, t: int) -> float:
+        """Lemma 1: ``sqrt(2 log(1/delta) + d log(1 + m^2 t/(d C^2))) + 1 + m``."""
+        d, m, c = self.d, self.m, self.budget
+        return np.sqrt(2 * np.log(1 / self.delta) + d * np.log(1 + m * m * t / (d * c * c))) + 1 + m
+
+    def sample_weights(self, index: tuple[np.ndarray, ...], x: np.ndarray) -> np.ndarray:
+        """Eq. 17 with ``Vt`` before the sample (A1): ``min(1/C, 1/(C ||x||_{Vt^{-1}}))``."""
+        bonus = self.ridge.bonus(index, x)
+        return np.minimum(1.0, 1.0 / np.maximum(bonus, 1e-300)) / self.budget
+
+
+class LinSEMTS(_LinearSEMLearner):
+    """LinSEM-TS (Varici et al. 2023): posterior sampling of every column, greedy action.
+
+    ``variance`` scales the posterior covariance ``V^{-1}`` (1 in the authors' code).
+    """
+
+    def __init__(self, problem: LinearSEMProblem, variance: float = 1.0) -> None:
+        super().__init__(problem)
+        if variance <= 0:
+            raise ValueError(f"variance must be positive, got {variance}")
+        self.variance = variance
+
+    def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
+        super().reset(seeds)
+        shape = (self.plan.nodes.size, 2, self.plan.width)
+        self._normals = normal_stream(derive(seeds, 1), shape)
+
+    def select(self) -> np.ndarray:
+        gram_inv = self.ridge.gram_inv
+        factor = np.linalg.cholesky(self.variance * 0.5 * (gram_inv + np.swapaxes(gram_inv, -1, -2)))
+        draw = self.ridge.theta + np.einsum("...ij,...j->...i", factor, self._normals.next())
+        means = propagate_means(self.plan, self.noise_mean, draw, self.reward_node)
+        return random_argmax(means, self._ties.next())
