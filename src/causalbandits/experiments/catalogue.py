@@ -1,0 +1,56 @@
+"""The catalogue of paper experiments, by name, for ``causalbandits reproduce``.
+
+Each entry is the dotted path of a function ``(quick: bool) -> PaperExperiment`` in the
+``papers`` layer; strings keep this layer free of upward imports.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import pandas as pd
+
+from causalbandits.experiments.spec import ExperimentSpec, import_object
+
+EXPERIMENTS: dict[str, str] = {
+    "robust-lcb-fig1b": "causalbandits.papers.robust_lcb:fig1b",
+    "robust-lcb-fig1c": "causalbandits.papers.robust_lcb:fig1c",
+}
+
+
+class PaperExperiment(Protocol):
+    """A paper's experiment: its spec, its figures and a report beside the paper's claims."""
+
+    spec: ExperimentSpec
+
+    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
+        """Draw the paper's figures from our results into ``out_dir``."""
+
+    def report(self, df: pd.DataFrame) -> str:
+        """A text table of our numbers beside the paper's reported outcomes."""
+
+
+class UnknownExperimentError(KeyError):
+    """Raised for a name that is not in ``EXPERIMENTS``."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def load_experiment(name: str, quick: bool = False) -> PaperExperiment:
+    """Build the catalogue experiment ``name`` (``quick``: a small version for smoke runs)."""
+    if name not in EXPERIMENTS:
+        known = ", ".join(sorted(EXPERIMENTS))
+        raise UnknownExperimentError(f"unknown experiment {name!r}; known experiments: {known}")
+    return import_object(EXPERIMENTS[name])(quick)
+
+
+def describe(name: str) -> str:
+    """A one-line description: the spec's description, else the preset's docstring."""
+    try:
+        preset = import_object(EXPERIMENTS[name])
+    except ImportError as error:
+        return f"(unavailable: {error})"
+    lines = (preset(False).spec.description or preset.__doc__ or "").strip().splitlines()
+    return lines[0] if lines else ""

@@ -1,0 +1,44 @@
+"""Summaries of the long results table: means, standard errors and 95% bands."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from causalbandits.experiments.spec import RESERVED_COLUMNS
+
+METRICS = ("cum_regret", "optimal_share")
+Z95 = 1.96
+
+
+def parameter_columns(df: pd.DataFrame) -> list[str]:
+    """The setting parameters among the columns of a results table."""
+    return [c for c in df.columns if c not in RESERVED_COLUMNS and not c.startswith(METRICS)]
+
+
+def summarise(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per group: ``replicates`` and, per metric, ``_mean``, ``_se``, ``_low`` and ``_high``.
+
+    The band is mean +- 1.96 standard errors (``_se`` is NaN for a single replicate). The
+    default groups are (setting, its parameters, algorithm, t), in order of appearance.
+    """
+    if by is None:
+        by = ["setting", *parameter_columns(df), "algorithm", "t"]
+    grouped = df.groupby(list(by), sort=False, dropna=False)
+    out = grouped.size().rename("replicates").to_frame()
+    for metric in METRICS:
+        stats = grouped[metric].agg(["mean", "std"])
+        se = stats["std"] / np.sqrt(out["replicates"])
+        out[f"{metric}_mean"] = stats["mean"]
+        out[f"{metric}_se"] = se
+        out[f"{metric}_low"] = stats["mean"] - Z95 * se
+        out[f"{metric}_high"] = stats["mean"] + Z95 * se
+    return out.reset_index()
+
+
+def final(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows at the last round ``t`` of each (setting, algorithm)."""
+    last = df.groupby(["setting", "algorithm"], sort=False)["t"].transform("max")
+    return df[df["t"] == last].reset_index(drop=True)

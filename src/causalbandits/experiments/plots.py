@@ -1,0 +1,116 @@
+"""Figures from a results table: regret curves per setting, final regret vs a parameter.
+
+Figures are drawn on ``matplotlib.figure.Figure`` (Agg canvas) without pyplot, so plotting
+never changes the user's global backend and works on machines without a display.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from causalbandits.experiments.metrics import Z95, final, parameter_columns, summarise
+
+LABELS = {"cum_regret": "cumulative regret", "optimal_share": "share of optimal actions"}
+
+
+def _save(figure: Figure, out_path: str | Path) -> Path:
+    path = Path(out_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=150, bbox_inches="tight")
+    return path
+
+
+def _setting_title(rows: pd.DataFrame, parameters: list[str]) -> str:
+    first = rows.iloc[0]
+    parts = [f"{p} = {first[p]}" for p in parameters if pd.notna(first[p])]
+    return ", ".join(parts) or f"setting {first['setting']}"
+
+
+def plot_regret_curves(
+    df: pd.DataFrame, out_path: str | Path, metric: str = "cum_regret", title: str | None = None
+) -> Path:
+    """``metric`` vs round with its 95% band, one line per algorithm, one panel per setting."""
+    summary = summarise(df)
+    parameters = parameter_columns(df)
+    settings = list(summary["setting"].unique())
+    ncols = min(len(settings), 4)
+    nrows = math.ceil(len(settings) / ncols)
+    figure = Figure(figsize=(4.2 * ncols, 3.4 * nrows), layout="constrained")
+    axes = figure.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax, setting in zip(axes, settings, strict=False):
+        rows = summary[summary["setting"] == setting]
+        for label, curve in rows.groupby("algorithm", sort=False):
+            line = ax.plot(curve["t"], curve[f"{metric}_mean"], label=label)[0]
+            ax.fill_between(
+                curve["t"],
+                curve[f"{metric}_low"],
+                curve[f"{metric}_high"],
+                color=line.get_color(),
+                alpha=0.2,
+                linewidth=0,
+            )
+        ax.set_title(_setting_title(rows, parameters), fontsize="medium")
+        ax.set_xlabel("round t")
+        ax.set_ylabel(LABELS.get(metric, metric))
+    for ax in axes[len(settings) :]:
+        ax.set_visible(False)
+    axes[0].legend(fontsize="small")
+    if title:
+        figure.suptitle(title)
+    return _save(figure, out_path)
+
+
+def plot_final_vs_parameter(
+    df: pd.DataFrame,
+    parameter: str,
+    out_path: str | Path,
+    logx: bool = True,
+    metric: str = "cum_regret",
+    title: str | None = None,
+) -> Path:
+    """``metric`` at the horizon vs a swept setting ``parameter``, 95% error bars per algorithm.
+
+    ``logx`` uses a log axis (symlog if a value is <= 0). The other setting parameters must
+    be the same in every setting.
+    """
+    if parameter not in df.columns:
+        raise ValueError(f"no column {parameter!r} in the results")
+    others = [p for p in parameter_columns(df) if p != parameter]
+    varying = [p for p in others if df[p].nunique(dropna=False) > 1]
+    if varying:
+        raise ValueError(f"settings also vary in {varying}; select rows with one value first")
+    summary = summarise(final(df), by=["algorithm", parameter]).sort_values(
+        parameter, kind="stable"
+    )
+    figure = Figure(figsize=(5.5, 4.0), layout="constrained")
+    ax = figure.subplots()
+    for label, rows in summary.groupby("algorithm", sort=False):
+        ax.errorbar(
+            rows[parameter],
+            rows[f"{metric}_mean"],
+            yerr=Z95 * rows[f"{metric}_se"],
+            marker="o",
+            capsize=3,
+            label=label,
+        )
+    if logx:
+        ax.set_xscale("log" if (summary[parameter] > 0).all() else "symlog")
+    ax.set_xlabel(parameter)
+    ax.set_ylabel(f"{LABELS.get(metric, metric)} at T")
+    ax.legend(fontsize="small")
+    if title:
+        ax.set_title(title)
+    return _save(figure, out_path)
+
+
+def standard_plots(df: pd.DataFrame, out_dir: str | Path, sweep: str | None = None) -> list[Path]:
+    """Regret curves, and final regret vs ``sweep`` when the settings sweep a parameter."""
+    out_dir = Path(out_dir)
+    paths = [plot_regret_curves(df, out_dir / "regret_curves.png")]
+    if sweep is not None:
+        paths.append(plot_final_vs_parameter(df, sweep, out_dir / f"final_vs_{sweep}.png"))
+    return paths

@@ -1,0 +1,231 @@
+"""Run an experiment spec as independent tasks over joblib (loky) or Ray, with resume.
+
+A task is (setting, algorithm, chunk of ``spec.chunk_size`` replicates). Every random number
+of a task is keyed by (setting, replicate, stream), and the split into tasks depends on the
+spec only, so results are identical for any number of workers and either backend. The
+environment's noise does not depend on the algorithm (common random numbers); each
+algorithm's own randomness comes from a stream keyed by its label.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
+
+from causalbandits import __version__
+from causalbandits.experiments.simulate import simulate
+from causalbandits.experiments.spec import ExperimentSpec, resolve_environment, resolve_policy
+from causalbandits.experiments.store import (
+    TASKS,
+    load_results,
+    read_manifest,
+    task_path,
+    write_manifest,
+    write_task_frame,
+)
+from causalbandits.random import NOISE_STREAM, POLICY_STREAM, replicate_seeds, stable_hash
+
+BACKENDS = ("loky", "ray")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: replicates ``start..stop-1`` of one (setting, algorithm)."""
+
+    setting: int
+    algorithm: int
+    chunk: int
+    start: int
+    stop: int
+
+    @property
+    def id(self) -> str:
+        return f"s{self.setting:03d}-a{self.algorithm:03d}-c{self.chunk:05d}"
+
+
+def make_tasks(spec: ExperimentSpec) -> list[Task]:
+    """All tasks of a spec, settings outermost, then algorithms, then replicate chunks."""
+    starts = range(0, spec.replicates, spec.chunk_size)
+    return [
+        Task(s, a, c, start, min(start + spec.chunk_size, spec.replicates))
+        for s in range(len(spec.settings))
+        for a in range(len(spec.algorithms))
+        for c, start in enumerate(starts)
+    ]
+
+
+def run_task(spec: ExperimentSpec, task: Task) -> pd.DataFrame:
+    """Simulate one task with one BLAS thread; return its rows of the long results table."""
+    setting = spec.settings[task.setting]
+    algorithm = spec.algorithms[task.algorithm]
+    replicates = range(task.start, task.stop)
+    with threadpool_limits(limits=1):
+        factory = resolve_environment(spec.environment)
+        env = factory(horizon=spec.horizon, **{**spec.env_params, **setting})
+        env.reset(replicate_seeds(spec.seed, task.setting, replicates, NOISE_STREAM))
+        policy = resolve_policy(algorithm.policy)(env.problem, **algorithm.params)
+        policy_stream = POLICY_STREAM + stable_hash(algorithm.label)
+        policy.reset(replicate_seeds(spec.seed, task.setting, replicates, policy_stream))
+        result = simulate(env, policy, spec.checkpoints)
+    rounds = result["t"]
+    return pd.DataFrame(
+        {
+            "experiment": spec.name,
+            "setting": task.setting,
+            **setting,
+            "algorithm": algorithm.label,
+            "replicate": np.repeat(np.arange(task.start, task.stop), len(rounds)),
+            "t": np.tile(rounds, len(replicates)),
+            "cum_regret": result["cum_regret"].T.ravel(),
+            "optimal_share": result["optimal_share"].T.ravel(),
+        }
+    )
+
+
+def _timed_task(spec: ExperimentSpec, task: Task) -> tuple[Task, pd.DataFrame, float]:
+    start = time.perf_counter()
+    frame = run_task(spec, task)
+    return task, frame, time.perf_counter() - start
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _open_manifest(
+    spec: ExperimentSpec, out_dir: Path, tasks: list[Task], metadata: dict[str, Any]
+) -> dict[str, Any]:
+    """Create the manifest, or check and reconcile an existing one with the task files."""
+    manifest = read_manifest(out_dir)
+    fingerprint = spec.fingerprint()
+    if manifest is None:
+        if any((out_dir / TASKS).glob("*.parquet")):
+            raise ValueError(f"{out_dir} holds task files but no manifest; use an empty directory")
+        manifest = {
+            "experiment": spec.name,
+            "fingerprint": fingerprint,
+            "version": __version__,
+            "spec": spec.to_dict(),
+            "metadata": {},
+            "created": _now(),
+            "wall_time": 0.0,
+            "runs": [],
+            "tasks": [
+                {
+                    "id": t.id,
+                    "setting": t.setting,
+                    "algorithm": spec.algorithms[t.algorithm].label,
+                    "replicates": [t.start, t.stop],
+                    "status": "pending",
+                }
+                for t in tasks
+            ],
+        }
+    elif manifest["fingerprint"] != fingerprint:
+        raise ValueError(
+            f"{out_dir} holds results of another spec (fingerprint {manifest['fingerprint']}, "
+            f"this spec {fingerprint}); choose another output directory or delete it"
+        )
+    manifest["metadata"].update(metadata)
+    for record in manifest["tasks"]:
+        done = task_path(out_dir, record["id"]).exists()
+        record["status"] = "done" if done else "pending"
+    return manifest
+
+
+def _loky(jobs: int) -> Callable[[ExperimentSpec, list[Task]], Iterable]:
+    def execute(spec: ExperimentSpec, todo: list[Task]) -> Iterable:
+        parallel = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
+        return parallel(delayed(_timed_task)(spec, task) for task in todo)
+
+    return execute
+
+
+def _ray(jobs: int) -> Callable[[ExperimentSpec, list[Task]], Iterable]:
+    try:
+        import ray
+    except ImportError as error:
+        raise ImportError("the Ray backend needs Ray: pip install causalbandits[ray]") from error
+    if not ray.is_initialized():
+        ray.init(num_cpus=jobs if jobs > 0 else None, include_dashboard=False)
+    remote = ray.remote(num_cpus=1)(_timed_task)
+
+    def execute(spec: ExperimentSpec, todo: list[Task]) -> Iterator:
+        spec_ref = ray.put(spec)
+        pending = [remote.remote(spec_ref, task) for task in todo]
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                yield ray.get(done[0])
+        finally:
+            for ref in pending:
+                ray.cancel(ref)
+
+    return execute
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    out_dir: str | Path,
+    jobs: int = 1,
+    backend: str = "loky",
+    progress: bool = True,
+    metadata: dict[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Run the unfinished tasks of ``spec`` into ``out_dir``; return all results.
+
+    Each finished task is stored at once, so a killed run resumes where it stopped when
+    called again with the same spec. ``jobs`` counts worker processes (-1: all cores);
+    ``metadata`` is stored in the manifest (e.g. the catalogue name of a paper preset).
+    """
+    start = time.perf_counter()
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
+    resolve_environment(spec.environment)
+    for algorithm in spec.algorithms:
+        resolve_policy(algorithm.policy)
+    out_dir = Path(out_dir)
+    (out_dir / TASKS).mkdir(parents=True, exist_ok=True)
+    for stale in (out_dir / TASKS).glob("*.tmp-*"):
+        stale.unlink()
+    tasks = make_tasks(spec)
+    manifest = _open_manifest(spec, out_dir, tasks, metadata or {})
+    records = {record["id"]: record for record in manifest["tasks"]}
+    todo = [task for task in tasks if records[task.id]["status"] != "done"]
+    run = {"started": _now(), "jobs": jobs, "backend": backend, "version": __version__}
+    manifest["runs"].append(run)
+    write_manifest(out_dir, manifest)
+    finished = 0
+    bar = tqdm(
+        total=len(tasks),
+        initial=len(tasks) - len(todo),
+        desc=spec.name,
+        unit="task",
+        disable=None if progress else True,
+    )
+    try:
+        execute = (_ray if backend == "ray" else _loky)(jobs)
+        for task, frame, seconds in execute(spec, todo):
+            write_task_frame(out_dir, task.id, frame)
+            records[task.id].update(status="done", seconds=round(seconds, 3), finished=_now())
+            finished += 1
+            write_manifest(out_dir, manifest)
+            bar.update()
+    finally:
+        bar.close()
+        wall = time.perf_counter() - start
+        run.update(finished=_now(), seconds=round(wall, 3), tasks_run=finished)
+        run["complete"] = finished == len(todo)
+        manifest["wall_time"] = round(manifest["wall_time"] + wall, 3)
+        write_manifest(out_dir, manifest)
+    return load_results(out_dir)

@@ -1,0 +1,252 @@
+"""Experiment specifications: what to run, validated, serialisable and fingerprinted.
+
+A spec names an environment factory, a list of settings (environment parameter overrides,
+e.g. a sweep over the deviation budget), the algorithms and the replication plan. Together
+with its root seed it fixes every number of a run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from causalbandits.policies import POLICIES
+
+#: Short environment names -> dotted paths of factories ``(horizon=..., **params) -> env``.
+#: Strings only: the factories live in layers above this one and are imported when used.
+ENVIRONMENTS: dict[str, str] = {
+    "robust-lcb": "causalbandits.papers.robust_lcb_env:make_environment",
+}
+
+#: Columns of the results and summary tables; setting parameters may not reuse these names.
+RESERVED_COLUMNS = (
+    "experiment",
+    "replicates",
+    "setting",
+    "algorithm",
+    "replicate",
+    "t",
+    "cum_regret",
+    "optimal_share",
+)
+
+_DOTTED = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+def import_object(path: str) -> Any:
+    """Import ``"package.module:attribute"``."""
+    if not _DOTTED.match(path):
+        raise ValueError(f"expected a dotted path 'module:attribute', got {path!r}")
+    module_name, attribute = path.split(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ImportError(f"cannot import module {module_name!r} of {path!r}: {error}") from error
+    for part in attribute.split("."):
+        if not hasattr(obj, part):
+            raise ImportError(f"module {module_name!r} has no attribute {attribute!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def resolve_policy(policy: str) -> type:
+    """The policy class of a registry short name or a ``"module:Class"`` path."""
+    return import_object(policy) if ":" in policy else POLICIES[policy]
+
+
+def resolve_environment(environment: str) -> Any:
+    """The environment factory of a short name or a ``"module:function"`` path."""
+    return import_object(ENVIRONMENTS.get(environment, environment))
+
+
+def _plain(value: Any) -> Any:
+    """Numpy scalars and tuples -> plain Python, so YAML, JSON and fingerprints agree."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One algorithm of an experiment: a result ``label``, a ``policy`` and its ``params``.
+
+    ``policy`` is a short name of ``causalbandits.policies.POLICIES`` or ``"module:Class"``;
+    the policy is built as ``Class(env.problem, **params)``.
+    """
+
+    label: str
+    policy: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.label, str) or not self.label:
+            raise ValueError(f"an algorithm label must be a non-empty string, got {self.label!r}")
+        if ":" in self.policy:
+            if not _DOTTED.match(self.policy):
+                raise ValueError(f"policy {self.policy!r} is not a 'module:Class' path")
+        elif self.policy not in POLICIES:
+            raise ValueError(
+                f"unknown policy {self.policy!r} (algorithm {self.label!r}); "
+                f"known: {', '.join(sorted(POLICIES))}, or a 'module:Class' path"
+            )
+        object.__setattr__(self, "params", _plain(dict(self.params)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "policy": self.policy, "params": dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AlgorithmSpec:
+        _check_keys(cls, data, "algorithm")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """A full experiment: environment x settings x algorithms x replicates.
+
+    Parameters
+    ----------
+    name:
+        Name written to the ``experiment`` column.
+    environment:
+        Short name in ``ENVIRONMENTS`` or ``"module:function"``; called as
+        ``factory(horizon=horizon, **env_params, **setting)``.
+    env_params:
+        Parameters shared by all settings.
+    settings:
+        One dict of scalar parameter overrides per setting (the sweep points).
+    algorithms:
+        The algorithms; labels must be distinct.
+    horizon:
+        Number of rounds ``T``.
+    replicates:
+        Independent runs per (setting, algorithm).
+    seed:
+        Root seed; every random stream is keyed by (setting, replicate, stream).
+    chunk_size:
+        Replicates per task. It fixes the task split, so results do not depend on workers.
+    checkpoints:
+        Number of evenly spaced rounds at which metrics are stored (round ``T`` always).
+    sweep:
+        The setting parameter that the settings sweep (x axis of final-regret plots).
+    description:
+        One line for listings; not part of the fingerprint.
+    """
+
+    name: str
+    environment: str
+    env_params: dict[str, Any]
+    settings: list[dict[str, Any]]
+    algorithms: list[AlgorithmSpec]
+    horizon: int
+    replicates: int
+    seed: int = 0
+    chunk_size: int = 10
+    checkpoints: int = 200
+    sweep: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        algorithms = [
+            a if isinstance(a, AlgorithmSpec) else AlgorithmSpec.from_dict(a)
+            for a in self.algorithms
+        ]
+        object.__setattr__(self, "algorithms", algorithms)
+        object.__setattr__(self, "env_params", _plain(dict(self.env_params)))
+        object.__setattr__(self, "settings", [_plain(dict(s)) for s in self.settings])
+        self._validate()
+
+    def _validate(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("the experiment name must be a non-empty string")
+        if self.environment not in ENVIRONMENTS and not _DOTTED.match(self.environment):
+            raise ValueError(
+                f"unknown environment {self.environment!r}; known: "
+                f"{', '.join(sorted(ENVIRONMENTS))}, or a 'module:function' path"
+            )
+        for key, value, low in (
+            ("horizon T", self.horizon, 1),
+            ("replicates", self.replicates, 1),
+            ("chunk_size", self.chunk_size, 1),
+            ("checkpoints", self.checkpoints, 1),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{key} must be an integer >= {low}, got {value!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if not self.algorithms:
+            raise ValueError("an experiment needs at least one algorithm")
+        labels = [a.label for a in self.algorithms]
+        duplicates = sorted({label for label in labels if labels.count(label) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate algorithm labels: {duplicates}")
+        if not self.settings:
+            raise ValueError("settings must hold at least one setting (use [{}] for none)")
+        if "horizon" in self.env_params:
+            raise ValueError("set the horizon with the spec's 'horizon', not in env_params")
+        for index, setting in enumerate(self.settings):
+            self._validate_setting(index, setting)
+
+    def _validate_setting(self, index: int, setting: dict[str, Any]) -> None:
+        clash = sorted(set(setting) & {*RESERVED_COLUMNS, "horizon"})
+        if clash:
+            raise ValueError(f"setting {index} uses reserved parameter names {clash}")
+        for key, value in setting.items():
+            if not isinstance(value, str | int | float | bool):
+                raise ValueError(f"setting {index}: {key!r} must be a scalar, got {value!r}")
+        if self.sweep is not None and self.sweep not in setting:
+            raise ValueError(f"setting {index} lacks the swept parameter {self.sweep!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain-Python dict (YAML/JSON-ready) that ``from_dict`` turns back into the spec."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["algorithms"] = [a.to_dict() for a in self.algorithms]
+        return _plain(data)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ExperimentSpec:
+        _check_keys(cls, data, "experiment spec")
+        return cls(**data)
+
+    def to_yaml(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False), encoding="utf-8")
+        return path
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> ExperimentSpec:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{path}: expected a mapping at the top level")
+        return cls.from_dict(data)
+
+    def replace(self, **changes: Any) -> ExperimentSpec:
+        """A validated copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def fingerprint(self) -> str:
+        """A stable hash of everything that determines the results (not the description)."""
+        data = self.to_dict()
+        del data["description"]
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def _check_keys(cls: type, data: Mapping[str, Any], what: str) -> None:
+    unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
+    if unknown:
+        raise ValueError(f"unknown {what} keys: {unknown}")

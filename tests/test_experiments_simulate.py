@@ -1,0 +1,109 @@
+"""The round loop: cumulative regret and optimal share against direct recomputation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from causalbandits.experiments import checkpoint_rounds, simulate
+from causalbandits.papers.robust_lcb_env import make_environment
+from causalbandits.random import replicate_seeds
+
+
+class ScriptedPolicy:
+    """Plays ``actions[t]`` (one action per replicate) in round ``t``; records the feedback."""
+
+    def __init__(self, actions: np.ndarray) -> None:
+        self.actions = actions
+        self.feedback: list[np.ndarray] = []
+        self.t = 0
+
+    def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
+        self.t = 0
+
+    def select(self) -> np.ndarray:
+        return self.actions[self.t]
+
+    def update(self, actions: np.ndarray, feedback: np.ndarray) -> None:
+        np.testing.assert_array_equal(actions, self.actions[self.t])
+        self.feedback.append(feedback)
+        self.t += 1
+
+
+class ClockEnv:
+    """Regret ``(t + 1) * action`` in round ``t`` (0-based); action 0 is optimal."""
+
+    horizon = 7
+
+    def reset(self) -> None:
+        self.t = 0
+
+    def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
+        return (self.t + 1.0) * actions
+
+    def is_optimal(self, actions: np.ndarray) -> np.ndarray:
+        return actions == 0
+
+    def step(self, actions: np.ndarray) -> np.ndarray:
+        self.t += 1
+        return np.full(len(actions), self.t)
+
+
+@given(st.integers(1, 5000), st.integers(1, 400))
+def test_checkpoint_rounds_are_even_and_end_at_the_horizon(horizon: int, count: int) -> None:
+    rounds = checkpoint_rounds(horizon, count)
+    assert rounds[-1] == horizon
+    assert rounds[0] >= 1
+    assert len(rounds) == min(count, horizon)
+    gaps = np.diff(rounds)
+    assert (gaps > 0).all()
+    if len(gaps):
+        assert gaps.max() - gaps.min() <= 1
+
+
+def test_regret_is_read_before_the_step() -> None:
+    env = ClockEnv()
+    env.reset()
+    actions = np.array([[1, 0], [0, 2], [1, 1], [0, 0], [3, 0], [1, 0], [0, 1]])
+    policy = ScriptedPolicy(actions)
+    result = simulate(env, policy, np.arange(1, 8))
+    rounds = np.arange(1, 8)[:, None]
+    np.testing.assert_array_equal(result["t"], rounds.ravel())
+    np.testing.assert_allclose(result["cum_regret"], np.cumsum(rounds * actions, axis=0))
+    np.testing.assert_allclose(result["optimal_share"], np.cumsum(actions == 0, axis=0) / rounds)
+    assert [int(f[0]) for f in policy.feedback] == list(range(1, 8))
+
+
+def test_cumulative_regret_matches_direct_recomputation() -> None:
+    env = make_environment(horizon=300, deviation_budget=5)
+    env.reset(replicate_seeds(1, 0, range(3), 0))
+    actions = np.random.default_rng(5).integers(0, env.n_actions, size=(300, 3))
+    result = simulate(env, ScriptedPolicy(actions), 7)
+    regret = env.optimal_value - env.expected_rewards[actions]
+    optimal = np.isclose(env.expected_rewards[actions], env.optimal_value)
+    rows = result["t"] - 1
+    np.testing.assert_array_equal(result["t"], checkpoint_rounds(300, 7))
+    np.testing.assert_allclose(result["cum_regret"], np.cumsum(regret, axis=0)[rows])
+    np.testing.assert_allclose(
+        result["optimal_share"], (np.cumsum(optimal, axis=0) / np.arange(1, 301)[:, None])[rows]
+    )
+
+
+def test_simulation_stops_after_the_last_checkpoint() -> None:
+    env = ClockEnv()
+    env.reset()
+    result = simulate(env, ScriptedPolicy(np.ones((7, 1), dtype=int)), np.array([2, 4]))
+    assert env.t == 4
+    np.testing.assert_allclose(result["cum_regret"].ravel(), [3.0, 10.0])
+
+
+@pytest.mark.parametrize("rounds", [[0, 3], [3, 8], [4, 4], []])
+def test_bad_checkpoint_rounds_raise(rounds: list[int]) -> None:
+    with pytest.raises(ValueError, match="checkpoint rounds"):
+        simulate(
+            ClockEnv(), ScriptedPolicy(np.zeros((7, 1), dtype=int)), np.array(rounds, dtype=int)
+        )
