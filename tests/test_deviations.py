@@ -27,7 +27,9 @@ def sem():
     [
         lambda sem, c: negated_interventions(sem, c, 40000),
         lambda sem, c: negated_interventions(sem, c, 40000, max_rounds=16),
-        lambda sem, c: negated_interventions(sem, c, 40000, max_rounds=16, groups=depth_groups(sem.dag)),
+        lambda sem, c: negated_interventions(
+            sem, c, 40000, max_rounds=16, groups=depth_groups(sem.dag)
+        ),
         lambda sem, c: negated_interventions(
             sem, c, 40000, groups=depth_groups(sem.dag, False), interleave=True
         ),
@@ -65,9 +67,7 @@ def test_accountant_takes_the_max_over_actions_and_nodes_against_brute_force(sem
     expected = np.zeros(sem.n_nodes)
     for k in schedule.model_of_round:
         nominal = sem.weights_under(actions.masks)
-        actual = sem.weights_under(
-            actions.masks, models[k].weights, models[k].intervention_weights
-        )
+        actual = sem.weights_under(actions.masks, models[k].weights, models[k].intervention_weights)
         expected += np.linalg.norm(actual - nominal, axis=1).max(axis=0)
     np.testing.assert_allclose(node_deviation_totals(schedule, sem, actions), expected)
     assert deviation_budget(schedule, sem, actions) == pytest.approx(expected.max())

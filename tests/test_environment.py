@@ -80,6 +80,9 @@ def test_unknown_options_of_the_paper_environment():
     with pytest.raises(ValueError, match="unknown action set"):
         make_environment(horizon=10, deviation_budget=0, action_set="nope")
     assert make_environment(horizon=10, deviation_budget=0, action_set="all").n_actions == 2**13
-    assert make_environment(horizon=10, deviation_budget=0, action_set="non-root-no-reward").n_actions == 8
+    assert (
+        make_environment(horizon=10, deviation_budget=0, action_set="non-root-no-reward").n_actions
+        == 8
+    )
     sem = robust_lcb_sem()
     assert sem.n_nodes == 13

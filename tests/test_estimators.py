@@ -23,9 +23,11 @@ def test_rank_one_updates_equal_the_closed_form(unit, rng):
     y = x @ np.array([0.5, -1.0, 2.0]) + rng.normal(size=n)
     w = np.ones(n) if unit else rng.uniform(0.01, 1.0, n)
     ridge = WeightedRidge((1,), d, unit_weights=unit)
-    index = (np.array([0]),)
+    slots = np.array([0])
     for k in range(n):
-        ridge.update(index, x[k : k + 1], y[k : k + 1], None if unit else w[k : k + 1])
+        rule = None if unit else (lambda bonus, k=k: w[k : k + 1])
+        used = ridge.update(slots, x[k : k + 1], y[k : k + 1], rule)
+        np.testing.assert_allclose(used, w[k : k + 1])
     theta, gram_inv, ellipsoid_inv = closed_form(x, y, w)
     np.testing.assert_allclose(ridge.theta[0], theta, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(ridge.gram_inv[0], gram_inv, rtol=1e-8, atol=1e-12)
@@ -41,17 +43,29 @@ def test_unit_weights_equal_plain_ridge_and_weighted_path_agrees(rng):
     unit = WeightedRidge((1,), d, unit_weights=True)
     general = WeightedRidge((1,), d, unit_weights=False)
     for k in range(n):
-        unit.update((np.array([0]),), x[k : k + 1], y[k : k + 1])
-        general.update((np.array([0]),), x[k : k + 1], y[k : k + 1], np.ones(1))
+        unit.update(np.array([0]), x[k : k + 1], y[k : k + 1])
+        general.update(np.array([0]), x[k : k + 1], y[k : k + 1])
     np.testing.assert_allclose(unit.theta[0], plain, rtol=1e-10)
     np.testing.assert_array_equal(unit.theta, general.theta)
     np.testing.assert_allclose(general.ellipsoid_inv, unit.ellipsoid_inv, rtol=1e-10)
 
 
+def test_weight_rule_sees_the_bonus_before_the_sample(rng):
+    ridge = WeightedRidge((1,), 2)
+    x = np.array([[3.0, 4.0]])
+    seen = []
+    ridge.update(np.array([0]), x, np.ones(1), lambda bonus: seen.append(bonus) or np.ones(1))
+    ridge.update(np.array([0]), x, np.ones(1), lambda bonus: seen.append(bonus) or np.ones(1))
+    assert seen[0][0] == pytest.approx(5.0)  # ||x|| under Vt = I
+    assert seen[1][0] == pytest.approx(np.sqrt(25 / 26))  # Vt = I + x x^T
+    with pytest.raises(ValueError, match="no weight rule"):
+        WeightedRidge((1,), 2, unit_weights=True).update(np.array([0]), x, np.ones(1), lambda b: b)
+
+
 def test_updates_touch_only_the_indexed_slots(rng):
     ridge = WeightedRidge((2, 3, 2), 2)
-    index = (np.array([[0], [1]]), np.array([[2], [0]]), np.array([[1], [0]]))
-    ridge.update(index, rng.normal(size=(2, 1, 2)), rng.normal(size=(2, 1)))
+    slots = ridge.slot_ids((np.array([0, 1]), np.array([2, 0]), np.array([1, 0])))
+    ridge.update(slots, rng.normal(size=(2, 2)), rng.normal(size=2))
     touched = np.zeros((2, 3, 2), dtype=bool)
     touched[0, 2, 1] = touched[1, 0, 0] = True
     assert (ridge.counts == touched).all()

@@ -38,14 +38,10 @@ def replicate_seeds(
     The key ``(instance, replicate, stream)`` fixes the numbers a replicate sees, whatever
     the chunk of replicates or the worker it runs in.
     """
-    return [
-        np.random.SeedSequence(root, spawn_key=(instance, int(r), stream)) for r in replicates
-    ]
+    return [np.random.SeedSequence(root, spawn_key=(instance, int(r), stream)) for r in replicates]
 
 
-def derive(
-    seeds: Sequence[np.random.SeedSequence], stream: int
-) -> list[np.random.SeedSequence]:
+def derive(seeds: Sequence[np.random.SeedSequence], stream: int) -> list[np.random.SeedSequence]:
     """Independent child sequences (one per replicate) for a further stream of the same owner."""
     return [np.random.SeedSequence(s.entropy, spawn_key=(*s.spawn_key, stream)) for s in seeds]
 

@@ -46,7 +46,9 @@ class ActionSet:
         return cls(masks)
 
     @classmethod
-    def non_root(cls, dag: CausalDAG, include_reward: bool = True, reward_node: int | None = None) -> ActionSet:
+    def non_root(
+        cls, dag: CausalDAG, include_reward: bool = True, reward_node: int | None = None
+    ) -> ActionSet:
         """Subsets of the non-root nodes (Robust-LCB's default, A5: 16 arms on its graph).
 
         Interventions on roots are no-ops for a linear SEM (their columns are empty).
@@ -86,5 +88,7 @@ class ActionSet:
             raise InvalidActionError(f"actions must be integer indices, got dtype {arr.dtype}")
         if arr.size and (arr.min() < 0 or arr.max() >= self.n_actions):
             bad = arr[(arr < 0) | (arr >= self.n_actions)][0]
-            raise InvalidActionError(f"action {bad} is outside the action set 0..{self.n_actions - 1}")
+            raise InvalidActionError(
+                f"action {bad} is outside the action set 0..{self.n_actions - 1}"
+            )
         return arr.astype(np.intp, copy=False)

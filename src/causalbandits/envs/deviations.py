@@ -108,7 +108,11 @@ def _place(count: int, horizon: int, placement: str, rng: RNGLike) -> np.ndarray
     if placement == "start":
         return np.arange(count)
     if placement == "spread":
-        return np.unique(np.linspace(0, horizon - 1, count).round().astype(int)) if count else np.zeros(0, int)
+        return (
+            np.unique(np.linspace(0, horizon - 1, count).round().astype(int))
+            if count
+            else np.zeros(0, int)
+        )
     if placement == "random":
         return np.sort(as_generator(rng).choice(horizon, size=count, replace=False))
     raise ValueError(f"unknown placement {placement!r}; use 'start', 'spread' or 'random'")
@@ -210,7 +214,9 @@ def swapped_mechanisms(
     partials = []
     if remainder:
         share = remainder / largest
-        partials = [DeviatedModel(sem.weights + share * gap, sem.intervention_weights - share * gap)]
+        partials = [
+            DeviatedModel(sem.weights + share * gap, sem.intervention_weights - share * gap)
+        ]
     return _schedule(horizon, full, [full_model], partials, False, placement, rng)
 
 

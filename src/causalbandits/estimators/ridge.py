@@ -9,78 +9,116 @@ For every slot ``s`` (e.g. a (replicate, node, mode) triple) it keeps
   ``M = V Vt^{-1} V`` of eq. 14-16.
 
 Updates are Sherman-Morrison rank-one corrections applied only to the slots that received
-a sample, so one round costs ``O(d^2)`` per updated slot. With unit weights ``Vt = V`` and
-the estimator is ordinary ridge regression (LinSEM-UCB); ``unit_weights=True`` then skips
-the second Gram matrix.
+a sample, so one round costs ``O(d^2)`` per updated slot. Slots are stored flat and
+addressed by integer ids; the arrays are also exposed in the batch ``shape``. With unit
+weights ``Vt = V`` and the estimator is ordinary ridge regression (LinSEM-UCB);
+``unit_weights=True`` then skips the second Gram matrix.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+
+WeightRule = Callable[[np.ndarray], np.ndarray]
 
 
 class WeightedRidge:
     """Weighted ridge regressions in ``dim`` dimensions over a batch of slots ``shape``."""
 
     def __init__(
-        self, shape: tuple[int, ...], dim: int, regularisation: float = 1.0, unit_weights: bool = False
+        self,
+        shape: tuple[int, ...],
+        dim: int,
+        regularisation: float = 1.0,
+        unit_weights: bool = False,
     ) -> None:
         if regularisation <= 0:
             raise ValueError(f"regularisation must be positive, got {regularisation}")
         self.shape = tuple(shape)
         self.dim = int(dim)
         self.unit_weights = unit_weights
-        eye = np.eye(self.dim) / regularisation
-        self.gram_inv = np.broadcast_to(eye, (*self.shape, dim, dim)).copy()
-        self.gram = np.broadcast_to(np.eye(dim) * regularisation, (*self.shape, dim, dim)).copy()
-        self.cross = np.zeros((*self.shape, dim))
-        self.theta = np.zeros((*self.shape, dim))
-        self.counts = np.zeros(self.shape, dtype=np.int64)
+        slots = int(np.prod(self.shape))
+        eye = np.eye(self.dim)
+        self._gram_inv = np.tile(eye / regularisation, (slots, 1, 1))
+        self._gram = np.tile(eye * regularisation, (slots, 1, 1))
+        self._cross = np.zeros((slots, dim))
+        self._theta = np.zeros((slots, dim))
+        self._counts = np.zeros(slots, dtype=np.int64)
         if unit_weights:
-            self.sq_gram = self.gram
-            self.sq_gram_inv = self.gram_inv
-            self.ellipsoid_inv = self.gram_inv
+            self._sq_gram, self._sq_gram_inv, self._ellipsoid_inv = (
+                self._gram,
+                self._gram_inv,
+                self._gram_inv,
+            )
         else:
-            self.sq_gram = self.gram.copy()
-            self.sq_gram_inv = self.gram_inv.copy()
-            self.ellipsoid_inv = self.gram_inv.copy()
+            self._sq_gram = self._gram.copy()
+            self._sq_gram_inv = self._gram_inv.copy()
+            self._ellipsoid_inv = self._gram_inv.copy()
 
-    def bonus(self, index: tuple[np.ndarray, ...], x: np.ndarray) -> np.ndarray:
-        """The weighted exploration bonus ``||x||_{Vt^{-1}}`` of the indexed slots."""
-        return np.sqrt(np.einsum("...i,...ij,...j->...", x, self.sq_gram_inv[index], x))
+    def slot_ids(self, index: tuple[np.ndarray, ...]) -> np.ndarray:
+        """Flat slot ids of a tuple of index arrays into ``shape``."""
+        return np.ravel_multi_index(index, self.shape)
+
+    @property
+    def theta(self) -> np.ndarray:
+        """Estimates ``V^{-1} g``, shape ``(*shape, dim)``."""
+        return self._theta.reshape(*self.shape, self.dim)
+
+    @property
+    def gram_inv(self) -> np.ndarray:
+        """``V^{-1}``, shape ``(*shape, dim, dim)``."""
+        return self._gram_inv.reshape(*self.shape, self.dim, self.dim)
+
+    @property
+    def ellipsoid_inv(self) -> np.ndarray:
+        """``M^{-1} = V^{-1} Vt V^{-1}``, shape ``(*shape, dim, dim)``."""
+        return self._ellipsoid_inv.reshape(*self.shape, self.dim, self.dim)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Number of samples per slot, shape ``shape``."""
+        return self._counts.reshape(self.shape)
 
     def update(
         self,
-        index: tuple[np.ndarray, ...],
+        slots: np.ndarray,
         x: np.ndarray,
         y: np.ndarray,
-        weights: np.ndarray | None = None,
-    ) -> None:
-        """Add one sample ``(x, y)`` with weight ``w`` to each indexed slot.
+        weight_rule: WeightRule | None = None,
+    ) -> np.ndarray:
+        """Add one sample ``(x, y)`` to each of the distinct flat ``slots``.
 
-        ``index`` is a tuple of integer arrays of a common shape ``S`` addressing distinct
-        slots; ``x`` has shape ``(*S, dim)``, ``y`` and ``weights`` shape ``S``.
+        ``x`` has shape ``(len(slots), dim)`` and ``y`` ``(len(slots),)``. ``weight_rule`` maps
+        the weighted exploration bonus ``||x||_{Vt^{-1}}`` (``Vt`` before this sample, A1) to
+        the sample weights; ``None`` means unit weights. Returns the weights used.
         """
-        w = np.ones(y.shape) if weights is None else weights
-        gram_inv = self.gram_inv[index]
-        vx = np.einsum("...ij,...j->...i", gram_inv, x)
-        quad = np.einsum("...i,...i->...", x, vx)
-        gram_inv -= (w / (1.0 + w * quad))[..., None, None] * vx[..., :, None] * vx[..., None, :]
-        self.gram_inv[index] = gram_inv
-        outer = x[..., :, None] * x[..., None, :]
-        self.gram[index] += w[..., None, None] * outer
-        cross = self.cross[index] + (w * y)[..., None] * x
-        self.cross[index] = cross
-        self.theta[index] = np.einsum("...ij,...j->...i", gram_inv, cross)
-        self.counts[index] += 1
         if self.unit_weights:
-            return
-        w2 = w * w
-        sq_inv = self.sq_gram_inv[index]
-        tx = np.einsum("...ij,...j->...i", sq_inv, x)
-        tquad = np.einsum("...i,...i->...", x, tx)
-        sq_inv -= (w2 / (1.0 + w2 * tquad))[..., None, None] * tx[..., :, None] * tx[..., None, :]
-        self.sq_gram_inv[index] = sq_inv
-        sq_gram = self.sq_gram[index] + w2[..., None, None] * outer
-        self.sq_gram[index] = sq_gram
-        self.ellipsoid_inv[index] = gram_inv @ sq_gram @ gram_inv
+            if weight_rule is not None:
+                raise ValueError("an estimator with unit_weights takes no weight rule")
+            w = np.ones(y.shape)
+        else:
+            sq_inv = self._sq_gram_inv.take(slots, axis=0)
+            tx = np.einsum("sij,sj->si", sq_inv, x)
+            tquad = np.einsum("si,si->s", x, tx)
+            w = np.ones(y.shape) if weight_rule is None else weight_rule(np.sqrt(tquad))
+        gram_inv = self._gram_inv.take(slots, axis=0)
+        vx = np.einsum("sij,sj->si", gram_inv, x)
+        quad = np.einsum("si,si->s", x, vx)
+        gram_inv -= (w / (1.0 + w * quad))[:, None, None] * (vx[:, :, None] * vx[:, None, :])
+        self._gram_inv[slots] = gram_inv
+        outer = x[:, :, None] * x[:, None, :]
+        self._gram[slots] += w[:, None, None] * outer
+        cross = self._cross.take(slots, axis=0) + (w * y)[:, None] * x
+        self._cross[slots] = cross
+        self._theta[slots] = np.einsum("sij,sj->si", gram_inv, cross)
+        self._counts[slots] += 1
+        if not self.unit_weights:
+            w2 = w * w
+            sq_inv -= (w2 / (1.0 + w2 * tquad))[:, None, None] * (tx[:, :, None] * tx[:, None, :])
+            self._sq_gram_inv[slots] = sq_inv
+            sq_gram = self._sq_gram.take(slots, axis=0) + w2[:, None, None] * outer
+            self._sq_gram[slots] = sq_gram
+            self._ellipsoid_inv[slots] = gram_inv @ sq_gram @ gram_inv
+        return w

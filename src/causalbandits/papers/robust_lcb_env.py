@@ -37,7 +37,9 @@ def make_environment(
 ) -> LinearSEMBandit:
     """The paper's bandit with a deviation budget ``C`` spent by ``design`` (A6 by default)."""
     if design not in DEVIATION_DESIGNS:
-        raise ValueError(f"unknown deviation design {design!r}; choose from {sorted(DEVIATION_DESIGNS)}")
+        raise ValueError(
+            f"unknown deviation design {design!r}; choose from {sorted(DEVIATION_DESIGNS)}"
+        )
     sem = robust_lcb_sem(branching, depth)
     if action_set == "non-root":
         actions = ActionSet.non_root(sem.dag)

@@ -27,7 +27,8 @@ from causalbandits.random import derive, normal_stream, random_argmax, uniform_s
 class _LinearSEMLearner:
     """Shared state: the per-(node, mode) regressions and the action masks."""
 
-    unit_weights = True
+    #: Maps the weighted exploration bonus to sample weights; ``None``: unit weights.
+    weight_rule = None
 
     def __init__(self, problem: LinearSEMProblem) -> None:
         self.problem = problem
@@ -40,24 +41,22 @@ class _LinearSEMLearner:
         self.d = problem.dag.max_in_degree
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
-        replicates = len(seeds)
-        n = self.plan.nodes.size
-        self.ridge = WeightedRidge((replicates, n, 2), self.plan.width, unit_weights=self.unit_weights)
-        self._rows = np.arange(replicates)[:, None]
-        self._cols = np.arange(n)[None, :]
+        replicates, n = len(seeds), self.plan.nodes.size
+        self.ridge = WeightedRidge(
+            (replicates, n, 2), self.plan.width, unit_weights=self.weight_rule is None
+        )
+        self._slot_base = self.ridge.slot_ids(
+            (np.arange(replicates)[:, None], np.arange(n)[None, :], np.zeros((1, n), int))
+        )
         self._ties = uniform_stream(seeds, (self.masks.shape[0],))
         self.t = 0
 
-    def sample_weights(self, index: tuple[np.ndarray, ...], x: np.ndarray) -> np.ndarray | None:
-        """Weights of this round's samples (``None``: unit weights)."""
-        return None
-
     def update(self, actions: np.ndarray, feedback: np.ndarray) -> None:
         """Add ``X_pa(i)`` and ``X_i - nu_i`` of each non-root node to the played mode (eq. 7-12)."""
-        index = (self._rows, self._cols, self.node_modes[actions])
-        x = self.plan.parent_values(feedback)
-        y = feedback[:, self.plan.nodes] - self.noise_mean[self.plan.nodes]
-        self.ridge.update(index, x, y, self.sample_weights(index, x))
+        slots = (self._slot_base + self.node_modes[actions]).ravel()
+        x = self.plan.parent_values(feedback).reshape(slots.size, -1)
+        y = (feedback[:, self.plan.nodes] - self.noise_mean[self.plan.nodes]).ravel()
+        self.ridge.update(slots, x, y, self.weight_rule)
         self.t += 1
 
 
@@ -96,8 +95,13 @@ class LinSEMUCB(_LinearSEMLearner):
     def upper_confidence_bounds(self) -> np.ndarray:
         """``UCB_a(t)`` of every replicate and action, shape ``(R, A)`` (eq. 18)."""
         return propagate_means(
-            self.plan, self.noise_mean, self.ridge.theta, self.reward_node,
-            self.ridge.ellipsoid_inv, self.beta_scale * self.beta(self.t + 1), self.ball,
+            self.plan,
+            self.noise_mean,
+            self.ridge.theta,
+            self.reward_node,
+            self.ridge.ellipsoid_inv,
+            self.beta_scale * self.beta(self.t + 1),
+            self.ball,
         )
 
     def select(self) -> np.ndarray:
@@ -109,8 +113,6 @@ class RobustLCB(LinSEMUCB):
 
     ``deviation_budget`` defaults to the ``C`` the problem announces; ``C_alg = max(C, 1)``.
     """
-
-    unit_weights = False
 
     def __init__(
         self,
@@ -131,9 +133,8 @@ class RobustLCB(LinSEMUCB):
         d, m, c = self.d, self.m, self.budget
         return np.sqrt(2 * np.log(1 / self.delta) + d * np.log(1 + m * m * t / (d * c * c))) + 1 + m
 
-    def sample_weights(self, index: tuple[np.ndarray, ...], x: np.ndarray) -> np.ndarray:
+    def weight_rule(self, bonus: np.ndarray) -> np.ndarray:
         """Eq. 17 with ``Vt`` before the sample (A1): ``min(1/C, 1/(C ||x||_{Vt^{-1}}))``."""
-        bonus = self.ridge.bonus(index, x)
         return np.minimum(1.0, 1.0 / np.maximum(bonus, 1e-300)) / self.budget
 
 
@@ -156,7 +157,9 @@ class LinSEMTS(_LinearSEMLearner):
 
     def select(self) -> np.ndarray:
         gram_inv = self.ridge.gram_inv
-        factor = np.linalg.cholesky(self.variance * 0.5 * (gram_inv + np.swapaxes(gram_inv, -1, -2)))
+        factor = np.linalg.cholesky(
+            self.variance * 0.5 * (gram_inv + np.swapaxes(gram_inv, -1, -2))
+        )
         draw = self.ridge.theta + np.einsum("...ij,...j->...i", factor, self._normals.next())
         means = propagate_means(self.plan, self.noise_mean, draw, self.reward_node)
         return random_argmax(means, self._ties.next())

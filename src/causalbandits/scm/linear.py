@@ -99,5 +99,7 @@ class LinearSEM:
 def uniform_column_weights(dag: CausalDAG, column_norm: float) -> np.ndarray:
     """Weights ``column_norm / sqrt(|pa(j)|)`` on every edge into ``j`` (``||[B]_j|| = norm``)."""
     in_degree = dag.adjacency.sum(axis=0)
-    scale = np.divide(column_norm, np.sqrt(in_degree), where=in_degree > 0, out=np.zeros(len(in_degree)))
+    scale = np.divide(
+        column_norm, np.sqrt(in_degree), where=in_degree > 0, out=np.zeros(len(in_degree))
+    )
     return dag.adjacency * scale[None, :]
