@@ -52,7 +52,7 @@ class _LinearSEMLearner:
         self.t = 0
 
     def update(self, actions: np.ndarray, feedback: np.ndarray) -> None:
-        """Add ``X_pa(i)`` and ``X_i - nu_i`` of each non-root node to the played mode (eq. 7-12)."""
+        """Add ``X_pa(i)``, ``X_i - nu_i`` of every non-root node to its played mode (eq. 7-12)."""
         slots = (self._slot_base + self.node_modes[actions]).ravel()
         x = self.plan.parent_values(feedback).reshape(slots.size, -1)
         y = (feedback[:, self.plan.nodes] - self.noise_mean[self.plan.nodes]).ravel()
