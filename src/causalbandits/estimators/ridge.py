@@ -2,7 +2,7 @@
 
 For every slot ``s`` (e.g. a (replicate, node, mode) triple) it keeps
 
-* ``V = I + sum_s w x x^T`` and its inverse (eq. 9-10),
+* the inverse of ``V = I + sum_s w x x^T`` (eq. 9-10),
 * ``Vt = I + sum_s w^2 x x^T`` and its inverse (eq. 11-12),
 * ``g = sum_s w x y`` and the estimate ``theta = V^{-1} g`` (eq. 7-8),
 * ``ellipsoid_inv = V^{-1} Vt V^{-1}``, the inverse of the ellipsoid matrix
@@ -42,18 +42,13 @@ class WeightedRidge:
         slots = int(np.prod(self.shape))
         eye = np.eye(self.dim)
         self._gram_inv = np.tile(eye / regularisation, (slots, 1, 1))
-        self._gram = np.tile(eye * regularisation, (slots, 1, 1))
         self._cross = np.zeros((slots, dim))
         self._theta = np.zeros((slots, dim))
         self._counts = np.zeros(slots, dtype=np.int64)
-        if unit_weights:
-            self._sq_gram, self._sq_gram_inv, self._ellipsoid_inv = (
-                self._gram,
-                self._gram_inv,
-                self._gram_inv,
-            )
+        if unit_weights:  # Vt = V: M^{-1} = V^{-1}, and Vt itself is never needed
+            self._sq_gram_inv = self._ellipsoid_inv = self._gram_inv
         else:
-            self._sq_gram = self._gram.copy()
+            self._sq_gram = np.tile(eye * regularisation, (slots, 1, 1))
             self._sq_gram_inv = self._gram_inv.copy()
             self._ellipsoid_inv = self._gram_inv.copy()
 
@@ -108,8 +103,6 @@ class WeightedRidge:
         quad = np.einsum("si,si->s", x, vx)
         gram_inv -= (w / (1.0 + w * quad))[:, None, None] * (vx[:, :, None] * vx[:, None, :])
         self._gram_inv[slots] = gram_inv
-        outer = x[:, :, None] * x[:, None, :]
-        self._gram[slots] += w[:, None, None] * outer
         cross = self._cross.take(slots, axis=0) + (w * y)[:, None] * x
         self._cross[slots] = cross
         self._theta[slots] = np.einsum("sij,sj->si", gram_inv, cross)
@@ -118,6 +111,7 @@ class WeightedRidge:
             w2 = w * w
             sq_inv -= (w2 / (1.0 + w2 * tquad))[:, None, None] * (tx[:, :, None] * tx[:, None, :])
             self._sq_gram_inv[slots] = sq_inv
+            outer = x[:, :, None] * x[:, None, :]
             sq_gram = self._sq_gram.take(slots, axis=0) + w2[:, None, None] * outer
             self._sq_gram[slots] = sq_gram
             self._ellipsoid_inv[slots] = gram_inv @ sq_gram @ gram_inv

@@ -8,7 +8,7 @@ from causalbandits.experiments.plots import (
     standard_plots,
 )
 from causalbandits.experiments.runner import Task, make_tasks, run_experiment, run_task
-from causalbandits.experiments.simulate import checkpoint_rounds, simulate
+from causalbandits.experiments.simulate import checkpoint_rounds, compare, results_frame, simulate
 from causalbandits.experiments.spec import ENVIRONMENTS, AlgorithmSpec, ExperimentSpec
 from causalbandits.experiments.store import load_results, read_manifest
 
@@ -20,6 +20,7 @@ __all__ = [
     "PaperExperiment",
     "Task",
     "checkpoint_rounds",
+    "compare",
     "final",
     "load_experiment",
     "load_results",
@@ -27,6 +28,7 @@ __all__ = [
     "plot_final_vs_parameter",
     "plot_regret_curves",
     "read_manifest",
+    "results_frame",
     "run_experiment",
     "run_task",
     "simulate",

@@ -16,14 +16,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from causalbandits import __version__
-from causalbandits.experiments.simulate import simulate
+from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.experiments.spec import ExperimentSpec, resolve_environment, resolve_policy
 from causalbandits.experiments.store import (
     TASKS,
@@ -77,18 +76,8 @@ def run_task(spec: ExperimentSpec, task: Task) -> pd.DataFrame:
         policy_stream = POLICY_STREAM + stable_hash(algorithm.label)
         policy.reset(replicate_seeds(spec.seed, task.setting, replicates, policy_stream))
         result = simulate(env, policy, spec.checkpoints)
-    rounds = result["t"]
-    return pd.DataFrame(
-        {
-            "experiment": spec.name,
-            "setting": task.setting,
-            **setting,
-            "algorithm": algorithm.label,
-            "replicate": np.repeat(np.arange(task.start, task.stop), len(rounds)),
-            "t": np.tile(rounds, len(replicates)),
-            "cum_regret": result["cum_regret"].T.ravel(),
-            "optimal_share": result["optimal_share"].T.ravel(),
-        }
+    return results_frame(
+        result, algorithm.label, replicates, experiment=spec.name, setting=task.setting, **setting
     )
 
 

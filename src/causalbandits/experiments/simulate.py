@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
+
+from causalbandits.random import NOISE_STREAM, POLICY_STREAM, replicate_seeds, stable_hash
 
 
 def checkpoint_rounds(horizon: int, count: int) -> np.ndarray:
@@ -54,3 +58,43 @@ def simulate(env: Any, policy: Any, checkpoints: int | np.ndarray) -> dict[str, 
                 break
             next_round = rounds[k]
     return {"t": rounds, "cum_regret": regret_at, "optimal_share": share_at}
+
+
+def results_frame(
+    result: dict[str, np.ndarray], algorithm: str, replicates: Sequence[int], **columns: Any
+) -> pd.DataFrame:
+    """The long table of one :func:`simulate` result: one row per (replicate, checkpoint)."""
+    rounds = result["t"]
+    return pd.DataFrame(
+        {
+            **columns,
+            "algorithm": algorithm,
+            "replicate": np.repeat(np.asarray(replicates), len(rounds)),
+            "t": np.tile(rounds, len(replicates)),
+            "cum_regret": result["cum_regret"].T.ravel(),
+            "optimal_share": result["optimal_share"].T.ravel(),
+        }
+    )
+
+
+def compare(
+    env: Any,
+    policies: Mapping[str, Callable[[Any], Any]],
+    replicates: int,
+    seed: int = 0,
+    checkpoints: int = 100,
+) -> pd.DataFrame:
+    """Run every policy on ``env`` with the same noise (common random numbers).
+
+    ``policies`` maps labels to constructors taking the environment's ``problem``. Returns
+    the long results table (setting 0), ready for :func:`~causalbandits.experiments.plots`.
+    """
+    frames = []
+    reps = range(replicates)
+    for label, make_policy in policies.items():
+        env.reset(replicate_seeds(seed, 0, reps, NOISE_STREAM))
+        policy = make_policy(env.problem)
+        policy.reset(replicate_seeds(seed, 0, reps, POLICY_STREAM + stable_hash(label)))
+        result = simulate(env, policy, checkpoints)
+        frames.append(results_frame(result, label, reps, setting=0))
+    return pd.concat(frames, ignore_index=True)

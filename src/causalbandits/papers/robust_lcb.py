@@ -98,7 +98,7 @@ def _spec(name: str, budgets: list[float], quick: bool, description: str) -> Exp
         horizon=QUICK_HORIZON if quick else PAPER_HORIZON,
         replicates=QUICK_REPLICATES if quick else PAPER_REPLICATES,
         seed=2024,
-        chunk_size=QUICK_REPLICATES if quick else 50,
+        chunk_size=QUICK_REPLICATES if quick else PAPER_REPLICATES,
         checkpoints=100 if quick else 200,
         sweep="deviation_budget" if len(budgets) > 1 else None,
         description=description,

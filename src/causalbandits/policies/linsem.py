@@ -15,11 +15,16 @@ All three keep one :class:`~causalbandits.estimators.ridge.WeightedRidge` over t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from causalbandits.envs.linear_bandit import LinearSEMProblem
-from causalbandits.estimators.propagation import PropagationPlan, propagate_means
+from causalbandits.estimators.propagation import (
+    PropagationPlan,
+    block_coordinate_ascent,
+    propagate_means,
+)
 from causalbandits.estimators.ridge import WeightedRidge
 from causalbandits.random import derive, normal_stream, random_argmax, uniform_stream
 
@@ -68,7 +73,11 @@ class LinSEMUCB(_LinearSEMLearner):
     beta_scale: multiplier on the theoretical radius.
     delta: confidence level (default ``1/(2 N T)``).
     ball: cap each column's support by the unit ball ``||theta|| <= 1`` (eq. 14-15).
+    solver: ``"greedy"`` forward propagation, or ``"bca"``: block-coordinate ascent started
+        from it (``sweeps`` passes; slower, can only raise the value of eq. 18).
     """
+
+    SOLVERS = ("greedy", "bca")
 
     def __init__(
         self,
@@ -76,8 +85,15 @@ class LinSEMUCB(_LinearSEMLearner):
         beta_scale: float = 1.0,
         delta: float | None = None,
         ball: bool = False,
+        solver: str = "greedy",
+        sweeps: int = 2,
     ) -> None:
         super().__init__(problem)
+        if solver not in self.SOLVERS:
+            raise ValueError(f"unknown solver {solver!r}; choose from {self.SOLVERS}")
+        if solver == "bca" and ball:
+            raise ValueError("the unit-ball cap is available with the greedy solver only")
+        self.solver, self.sweeps = solver, sweeps
         if beta_scale < 0:
             raise ValueError(f"beta_scale must be >= 0, got {beta_scale}")
         self.beta_scale = beta_scale
@@ -94,14 +110,21 @@ class LinSEMUCB(_LinearSEMLearner):
 
     def upper_confidence_bounds(self) -> np.ndarray:
         """``UCB_a(t)`` of every replicate and action, shape ``(R, A)`` (eq. 18)."""
+        beta = self.beta_scale * self.beta(self.t + 1)
+        theta, ellipsoid_inv = self.ridge.theta, self.ridge.ellipsoid_inv
+        if self.solver == "bca":
+            return block_coordinate_ascent(
+                self.plan,
+                self.masks,
+                self.noise_mean,
+                theta,
+                ellipsoid_inv,
+                beta,
+                self.reward_node,
+                self.sweeps,
+            )
         return propagate_means(
-            self.plan,
-            self.noise_mean,
-            self.ridge.theta,
-            self.reward_node,
-            self.ridge.ellipsoid_inv,
-            self.beta_scale * self.beta(self.t + 1),
-            self.ball,
+            self.plan, self.noise_mean, theta, self.reward_node, ellipsoid_inv, beta, self.ball
         )
 
     def select(self) -> np.ndarray:
@@ -112,17 +135,13 @@ class RobustLCB(LinSEMUCB):
     """Robust-LCB (Yan et al., Algorithm 1) for a known deviation budget ``C``.
 
     ``deviation_budget`` defaults to the ``C`` the problem announces; ``C_alg = max(C, 1)``.
+    The other options are those of :class:`LinSEMUCB`.
     """
 
     def __init__(
-        self,
-        problem: LinearSEMProblem,
-        deviation_budget: float | None = None,
-        beta_scale: float = 1.0,
-        delta: float | None = None,
-        ball: bool = False,
+        self, problem: LinearSEMProblem, deviation_budget: float | None = None, **options: Any
     ) -> None:
-        super().__init__(problem, beta_scale, delta, ball)
+        super().__init__(problem, **options)
         budget = problem.deviation_budget if deviation_budget is None else deviation_budget
         if budget < 0:
             raise ValueError(f"the deviation budget C must be >= 0, got {budget}")
