@@ -99,7 +99,7 @@ def main() -> None:
     if args.sweep:
         seconds = sweep_seconds()
         report["fig1c_sweep_seconds_2_workers"] = seconds
-        print(f"full Fig. 1(c) sweep with 2 workers: {seconds:.0f} s (limit {SWEEP_LIMIT_SECONDS} s)")
+        print(f"full Fig. 1(c) sweep, 2 workers: {seconds:.0f} s (limit {SWEEP_LIMIT_SECONDS} s)")
     out = Path(__file__).with_name("results") / "robust_lcb.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
