@@ -173,3 +173,24 @@ def test_block_coordinate_solver_never_lowers_the_greedy_ucb():
 
     run(env, policy, 80, 3, each_round=compare_solvers)
     assert max(gains) > 0  # the ascent does find better points on this run
+
+
+def test_sliding_window_ucb_matches_a_direct_recomputation(rng):
+    env = make_environment(horizon=400, deviation_budget=0)
+    policy = UCB1(env.problem, exploration=1.0, window=3)
+    env.reset(0, 2)
+    policy.reset(np.random.SeedSequence(5).spawn(2))
+    history = [[[] for _ in range(env.n_actions)] for _ in range(2)]
+    for t in range(400):
+        actions = policy.select()
+        feedback = env.step(actions)
+        policy.update(actions, feedback)
+        for r, a in enumerate(actions):
+            history[r][a].append(feedback[r, -1])
+    for r in range(2):
+        for a in range(env.n_actions):
+            recent = history[r][a][-3:]
+            assert policy.counts[r, a] == len(recent)
+            assert policy.sums[r, a] == pytest.approx(sum(recent), abs=1e-9)
+    with pytest.raises(ValueError, match="window"):
+        UCB1(env.problem, window=0)

@@ -49,6 +49,9 @@ class LinearSEMBandit:
         Rounds where the data come from a deviated model (default: none).
     deviation_budget:
         The ``C`` told to the learner (default: 0).
+    optimal_tolerance:
+        An action counts as optimal when its expected reward is within this of the best
+        (the CSL-UCB paper uses 1e-2, A12).
     """
 
     def __init__(
@@ -59,6 +62,7 @@ class LinearSEMBandit:
         reward_node: int | None = None,
         deviations: DeviationSchedule | None = None,
         deviation_budget: float = 0.0,
+        optimal_tolerance: float = 1e-9,
     ) -> None:
         if int(horizon) != horizon or horizon <= 0:
             raise ValueError(f"horizon T must be a positive integer, got {horizon}")
@@ -76,6 +80,9 @@ class LinearSEMBandit:
         if self.deviations.horizon != self.horizon:
             raise ValueError("the deviation schedule has a different horizon")
         self.deviation_budget = float(deviation_budget)
+        if optimal_tolerance < 0:
+            raise ValueError(f"optimal_tolerance must be >= 0, got {optimal_tolerance}")
+        self.optimal_tolerance = float(optimal_tolerance)
 
         masks = self.actions.masks
         self._transfer = sem.transfer_matrices(masks)
@@ -143,4 +150,4 @@ class LinearSEMBandit:
 
     def is_optimal(self, actions: np.ndarray) -> np.ndarray:
         """Whether each replicate's action is (nominally) optimal."""
-        return self.expected_rewards[actions] >= self.optimal_value - 1e-12
+        return self.expected_rewards[actions] >= self.optimal_value - self.optimal_tolerance
