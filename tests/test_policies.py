@@ -181,7 +181,7 @@ def test_sliding_window_ucb_matches_a_direct_recomputation(rng):
     env.reset(0, 2)
     policy.reset(np.random.SeedSequence(5).spawn(2))
     history = [[[] for _ in range(env.n_actions)] for _ in range(2)]
-    for t in range(400):
+    for _ in range(400):
         actions = policy.select()
         feedback = env.step(actions)
         policy.update(actions, feedback)

@@ -74,10 +74,10 @@ class UCB1:
             self.counts[self._rows, actions] += 1
             self.sums[self._rows, actions] += reward
             return
-        slot = self._pulls[self._rows, actions] % self.window
-        oldest = self._recent[self._rows, actions, slot]
-        full = self._pulls[self._rows, actions] >= self.window
-        self.sums[self._rows, actions] += reward - np.where(full, oldest, 0.0)
-        self.counts[self._rows, actions] = np.minimum(self._pulls[self._rows, actions] + 1, self.window)
+        pulls = self._pulls[self._rows, actions]
+        slot = pulls % self.window
+        oldest = np.where(pulls >= self.window, self._recent[self._rows, actions, slot], 0.0)
+        self.sums[self._rows, actions] += reward - oldest
+        self.counts[self._rows, actions] = np.minimum(pulls + 1, self.window)
         self._recent[self._rows, actions, slot] = reward
-        self._pulls[self._rows, actions] += 1
+        self._pulls[self._rows, actions] = pulls + 1
