@@ -12,18 +12,25 @@ from causalbandits.envs.deviations import (
     swapped_mechanisms,
 )
 from causalbandits.envs.linear_bandit import LinearSEMBandit, LinearSEMProblem
+from causalbandits.envs.piecewise import ChangeRecord, PiecewiseStationaryBandit, change_mechanisms
+from causalbandits.envs.random_systems import random_csl_bandit, random_soft_intervention_sem
 
 __all__ = [
     "DEVIATION_DESIGNS",
     "ActionSet",
+    "ChangeRecord",
     "DeviatedModel",
     "DeviationSchedule",
     "InvalidActionError",
     "LinearSEMBandit",
     "LinearSEMProblem",
+    "PiecewiseStationaryBandit",
+    "change_mechanisms",
     "check_budget",
     "deviation_budget",
     "negated_interventions",
     "node_deviation_totals",
+    "random_csl_bandit",
+    "random_soft_intervention_sem",
     "swapped_mechanisms",
 ]

@@ -16,6 +16,8 @@ from causalbandits.experiments.spec import ExperimentSpec, import_object
 EXPERIMENTS: dict[str, str] = {
     "robust-lcb-fig1b": "causalbandits.papers.robust_lcb:fig1b",
     "robust-lcb-fig1c": "causalbandits.papers.robust_lcb:fig1c",
+    "csl-ucb-e3": "causalbandits.papers.csl_ucb:e3",
+    "csl-ucb-e4": "causalbandits.papers.csl_ucb:e4",
 }
 
 

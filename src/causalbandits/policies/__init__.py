@@ -1,6 +1,8 @@
 """Bandit policies, vectorised over replicates, and their registry by short name."""
 
 from causalbandits.policies.base import Policy
+from causalbandits.policies.csl_ucb import CSLUCB
+from causalbandits.policies.golem_mab import GolemMAB, GolemMABCD
 from causalbandits.policies.linsem import LinSEMTS, LinSEMUCB, RobustLCB
 from causalbandits.policies.random_policy import RandomPolicy
 from causalbandits.policies.ucb import UCB1
@@ -10,7 +12,21 @@ POLICIES: dict[str, type] = {
     "linsem-ucb": LinSEMUCB,
     "linsem-ts": LinSEMTS,
     "ucb": UCB1,
+    "csl-ucb": CSLUCB,
+    "golem-mab": GolemMAB,
+    "golem-mab-cd": GolemMABCD,
     "random": RandomPolicy,
 }
 
-__all__ = ["POLICIES", "LinSEMTS", "LinSEMUCB", "Policy", "RandomPolicy", "RobustLCB", "UCB1"]
+__all__ = [
+    "CSLUCB",
+    "GolemMAB",
+    "GolemMABCD",
+    "POLICIES",
+    "LinSEMTS",
+    "LinSEMUCB",
+    "Policy",
+    "RandomPolicy",
+    "RobustLCB",
+    "UCB1",
+]

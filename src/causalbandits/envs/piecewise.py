@@ -1,0 +1,221 @@
+"""Piecewise-stationary linear-SEM bandits: mechanisms regenerated at change points (spec 001 E4).
+
+At each change point some columns ("causal mechanisms") of ``B`` or ``B*`` are replaced by
+the recipe of A10 [code]: among the nodes on which all optimal arms agree, ``n_columns`` are
+drawn with replacement (at most as many as there are such nodes, as in the code), and the
+column each optimal arm uses there (``B[:, n]`` if ``a*_n = 0``, else ``B*[:, n]``) gets new
+parents (each earlier node but the reward node w.p. 0.5) and new weights U(0.5, 2) with a
+random sign. The draw is repeated until no previously optimal arm is optimal any more, where
+"optimal" means within ``optimal_tolerance`` (1e-2, A12) of the best expected reward; the
+code only requires that none of them attains the new maximum exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from causalbandits.envs.actions import ActionSet
+from causalbandits.envs.linear_bandit import LinearSEMBandit
+from causalbandits.envs.random_systems import signed_uniform_weights
+from causalbandits.graphs.dag import CausalDAG
+from causalbandits.random import ReplicateStream, RNGLike, as_generator, as_seed_sequences
+from causalbandits.scm.linear import LinearSEM
+
+
+@dataclass(frozen=True)
+class ChangeRecord:
+    """From 0-based ``round`` on, column ``node`` of ``B`` (``mode`` 0) or ``B*`` (1) is new."""
+
+    round: int
+    node: int
+    mode: int
+
+
+def optimal_arms(expected_rewards: np.ndarray, tolerance: float) -> np.ndarray:
+    """Indices of the arms within ``tolerance`` of the best expected reward (A12)."""
+    return np.flatnonzero(expected_rewards >= expected_rewards.max() - tolerance)
+
+
+def change_mechanisms(
+    sem: LinearSEM,
+    actions: ActionSet,
+    reward_node: int,
+    n_columns: int = 2,
+    rng: RNGLike = None,
+    optimal_tolerance: float = 1e-2,
+    max_attempts: int = 1_000,
+) -> tuple[LinearSEM, list[tuple[int, int]]]:
+    """One change of A10: the new model and its regenerated ``(node, mode)`` columns.
+
+    New parents are drawn among the nodes before ``n`` in the topological order, never the
+    reward node, so the graph stays acyclic and the reward node a sink. Only the columns that
+    really differ from the old ones are returned.
+    """
+    if n_columns < 1:
+        raise ValueError(f"n_columns must be >= 1, got {n_columns}")
+    generator = as_generator(rng)
+    masks = actions.masks
+    rewards = sem.mean_values(masks)[:, reward_node]
+    old_optimal = optimal_arms(rewards, optimal_tolerance)
+    if old_optimal.size == masks.shape[0]:
+        raise ValueError("every arm is optimal: no change can make the optimal arms sub-optimal")
+    optimal_masks = masks[old_optimal]
+    agreed = np.flatnonzero(np.all(optimal_masks == optimal_masks[0], axis=0))
+    if agreed.size == 0:
+        raise ValueError("the optimal arms agree on no node: no mechanism can be changed")
+    modes = optimal_masks[0].astype(int)
+    order = sem.dag.topological_order
+    position = np.empty(sem.n_nodes, dtype=int)
+    position[order] = np.arange(sem.n_nodes)
+    eligible = np.arange(sem.n_nodes) != reward_node
+    old = (sem.weights, sem.intervention_weights)
+    for _ in range(max_attempts):
+        new = (old[0].copy(), old[1].copy())
+        for node in generator.choice(agreed, size=min(n_columns, agreed.size)):
+            column = signed_uniform_weights((sem.n_nodes,), generator)
+            new[modes[node]][:, node] = column * ((position < position[node]) & eligible)
+        overrides = {"weights": new[0], "intervention_weights": new[1]}
+        rewards = sem.mean_values(masks, **overrides)[:, reward_node]
+        if np.all(rewards[old_optimal] < rewards.max() - optimal_tolerance):
+            changed = [
+                (int(node), mode)
+                for node in range(sem.n_nodes)
+                for mode in (0, 1)
+                if np.any(new[mode][:, node] != old[mode][:, node])
+            ]
+            dag = CausalDAG((new[0] != 0) | (new[1] != 0))
+            return LinearSEM(dag, *new, sem.noise), changed
+    raise RuntimeError(
+        f"no change of {n_columns} mechanism(s) made the optimal arms sub-optimal "
+        f"in {max_attempts} attempts"
+    )
+
+
+class PiecewiseStationaryBandit:
+    """A :class:`LinearSEMBandit` whose model changes at given rounds (CSL-UCB-CD, Sec. V).
+
+    Parameters
+    ----------
+    env:
+        The initial bandit (without deviations); its ``problem`` is what a learner is told.
+    change_points:
+        Strictly increasing 0-based rounds in ``1..T-1`` at which a new model starts.
+    n_columns:
+        Columns drawn (with replacement) at each change (A10).
+    rng:
+        Randomness of the changes, all drawn at construction.
+    optimal_tolerance:
+        An arm is optimal if within this much of the best expected reward (A12).
+    """
+
+    def __init__(
+        self,
+        env: LinearSEMBandit,
+        change_points: Sequence[int],
+        n_columns: int = 2,
+        rng: RNGLike = None,
+        optimal_tolerance: float = 1e-2,
+    ) -> None:
+        points = np.asarray(change_points, dtype=int).reshape(-1)
+        if not np.array_equal(points, np.asarray(change_points).reshape(-1)):
+            raise ValueError(f"change points must be integers, got {change_points}")
+        if points.size and (points.min() < 1 or points.max() > env.horizon - 1):
+            raise ValueError(f"change points must lie in 1..{env.horizon - 1}, got {points}")
+        if np.any(np.diff(points) <= 0):
+            raise ValueError(f"change points must be strictly increasing, got {points}")
+        if n_columns < 1:
+            raise ValueError(f"n_columns must be >= 1, got {n_columns}")
+        if optimal_tolerance < 0:
+            raise ValueError(f"optimal_tolerance must be >= 0, got {optimal_tolerance}")
+        if env.deviations.rounds.size:
+            raise ValueError(
+                "the piecewise-stationary wrapper needs an environment without deviations"
+            )
+        self.env = env
+        self.horizon = env.horizon
+        self.actions = env.actions
+        self.reward_node = env.reward_node
+        self.problem = env.problem
+        self.change_points = points
+        self.optimal_tolerance = float(optimal_tolerance)
+
+        generator = as_generator(rng)
+        sems = [env.sem]
+        self.changes: list[ChangeRecord] = []
+        for point in points:
+            sem, changed = change_mechanisms(
+                sems[-1], self.actions, self.reward_node, n_columns, generator, optimal_tolerance
+            )
+            sems.append(sem)
+            self.changes.extend(ChangeRecord(int(point), node, mode) for node, mode in changed)
+        self.sems = tuple(sems)
+        masks = self.actions.masks
+        self._transfer = np.stack([sem.transfer_matrices(masks) for sem in sems])
+        self.segment_rewards = (self._transfer @ env.sem.noise.mean)[..., self.reward_node]
+        self.segment_optimal_values = self.segment_rewards.max(axis=1)
+        self._noise: ReplicateStream | None = None
+        self.t = 0
+
+    @property
+    def n_actions(self) -> int:
+        return self.actions.n_actions
+
+    def segment_of(self, rounds: np.ndarray | int) -> np.ndarray:
+        """Index of the model used at 0-based ``rounds`` (0 before the first change point)."""
+        return np.searchsorted(self.change_points, rounds, side="right")
+
+    @property
+    def segment(self) -> int:
+        """The model of the round about to be played (the last one once the horizon is over)."""
+        return int(self.segment_of(min(self.t, self.horizon - 1)))
+
+    @property
+    def expected_rewards(self) -> np.ndarray:
+        """Expected reward of every arm under the current model."""
+        return self.segment_rewards[self.segment]
+
+    @property
+    def optimal_value(self) -> float:
+        return float(self.segment_optimal_values[self.segment])
+
+    def reset(
+        self,
+        seed: int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None = None,
+        replicates: int | None = None,
+    ) -> None:
+        """Start round 0 with the noise streams :class:`LinearSEMBandit` would use."""
+        seeds = as_seed_sequences(seed, replicates)
+        noise = self.env.sem.noise
+        self._noise = ReplicateStream(seeds, (), lambda g, size: noise.sample(g, size))
+        self.t = 0
+
+    @property
+    def replicates(self) -> int:
+        if self._noise is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self._noise.replicates
+
+    def step(self, actions: np.ndarray) -> np.ndarray:
+        """Play one action per replicate under the current model; return ``X`` of shape (R, N)."""
+        if self._noise is None:
+            raise RuntimeError("call reset() before step()")
+        if self.t >= self.horizon:
+            raise RuntimeError(f"the horizon T = {self.horizon} is over; call reset()")
+        actions = self.actions.check(actions)
+        if actions.shape != (self.replicates,):
+            raise ValueError(f"need one action per replicate, shape ({self.replicates},)")
+        transfer = self._transfer[self.segment]
+        eps = self._noise.next()
+        self.t += 1
+        return np.einsum("rij,rj->ri", transfer[actions], eps)
+
+    def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
+        """``mu*_t - mu_{a,t}`` under the model of the round about to be played."""
+        return self.optimal_value - self.expected_rewards[actions]
+
+    def is_optimal(self, actions: np.ndarray) -> np.ndarray:
+        """Whether each action is within ``optimal_tolerance`` of the current best (A12)."""
+        return self.expected_rewards[actions] >= self.optimal_value - self.optimal_tolerance
