@@ -11,6 +11,8 @@ import pandas as pd
 
 from causalbandits.experiments.catalogue import (
     EXPERIMENTS,
+    PaperExperiment,
+    RunPaperExperiment,
     UnknownExperimentError,
     describe,
     load_experiment,
@@ -19,7 +21,7 @@ from causalbandits.experiments.metrics import final, summarise
 from causalbandits.experiments.plots import standard_plots
 from causalbandits.experiments.runner import BACKENDS, run_experiment
 from causalbandits.experiments.spec import ExperimentSpec
-from causalbandits.experiments.store import load_results, read_manifest
+from causalbandits.experiments.store import load_results, read_manifest, write_manifest
 
 
 def _write_table(df: pd.DataFrame, out_dir: Path) -> Path:
@@ -35,6 +37,8 @@ def _print_paths(paths: Sequence[Path]) -> None:
 
 def _reproduce(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment, args.quick)
+    if hasattr(experiment, "run"):
+        return _reproduce_run(args, experiment)
     spec = experiment.spec
     name = args.experiment + ("-quick" if args.quick else "")
     if args.replicates is not None:
@@ -43,7 +47,39 @@ def _reproduce(args: argparse.Namespace) -> int:
     out_dir = Path(args.out or Path("results") / name)
     metadata = {"catalogue": args.experiment, "quick": args.quick}
     df = run_experiment(spec, out_dir, args.jobs, args.backend, not args.no_progress, metadata)
-    paths = [_write_table(df, out_dir), *experiment.plot(df, out_dir)]
+    return _finish_reproduce(experiment, df, out_dir, [_write_table(df, out_dir)])
+
+
+def _reproduce_run(args: argparse.Namespace, experiment: RunPaperExperiment) -> int:
+    """A run-based experiment (no bandit spec): it computes its own long results table."""
+    name = args.experiment + ("-quick" if args.quick else "")
+    if args.replicates is not None:
+        with_replicates = getattr(experiment, "with_replicates", None)
+        if with_replicates is None:
+            raise ValueError(f"experiment {args.experiment!r} does not support --replicates")
+        experiment = with_replicates(args.replicates)
+        name += f"-r{args.replicates}"
+    out_dir = Path(args.out or Path("results") / name)
+    df = experiment.run(out_dir, args.jobs, args.backend, not args.no_progress)
+    manifest = read_manifest(out_dir)
+    if manifest is not None:  # lets ``causalbandits plot`` find the experiment again
+        manifest.setdefault("metadata", {}).update(
+            {"catalogue": args.experiment, "quick": args.quick}
+        )
+        write_manifest(out_dir, manifest)
+    tables = [out_dir / "results.parquet", out_dir / "results.csv"]
+    df.to_parquet(tables[0], index=False)
+    df.to_csv(tables[1], index=False)
+    return _finish_reproduce(experiment, df, out_dir, tables)
+
+
+def _finish_reproduce(
+    experiment: PaperExperiment | RunPaperExperiment,
+    df: pd.DataFrame,
+    out_dir: Path,
+    tables: Sequence[Path],
+) -> int:
+    paths = [*tables, *experiment.plot(df, out_dir)]
     report = experiment.report(df)
     report_path = out_dir / "report.md"
     report_path.write_text(report.rstrip("\n") + "\n", encoding="utf-8")
@@ -97,7 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce = commands.add_parser("reproduce", help="run a paper experiment and report")
     reproduce.add_argument("experiment", help="a name shown by 'causalbandits list'")
     reproduce.add_argument("--quick", action="store_true", help="a small version (smoke run)")
-    reproduce.add_argument("--replicates", type=int, help="override the number of replicates")
+    reproduce.add_argument(
+        "--replicates", type=int, help="override the number of replicates (runs, for E1)"
+    )
     _add_run_options(reproduce)
     reproduce.set_defaults(handler=_reproduce)
 

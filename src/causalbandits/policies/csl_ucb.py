@@ -200,6 +200,12 @@ class CSLUCB:
             raise ValueError(f"unknown preset {preset!r}; choose from {sorted(PRESETS)}")
         self.problem = problem
         self.settings = replace(PRESETS[preset], **overrides)
+        n_max, nodes = self.settings.n_max, problem.dag.n_nodes
+        if n_max is not None and n_max < nodes:
+            raise ValueError(
+                f"n_max = {n_max} is below the {nodes} samples CSL needs to fit a node on all "
+                f"{nodes - 1} candidate parents"
+            )
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         self.learners = [_Learner(self.settings, self.problem, s) for s in seeds]

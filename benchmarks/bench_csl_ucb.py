@@ -1,0 +1,91 @@
+"""Per-round cost of the CSL-UCB paper's algorithms at N = 10 (1024 arms, T = 1500).
+
+Usage::
+
+    python benchmarks/bench_csl_ucb.py [--systems 5]
+
+One system at a time (R = 1), one core, averaged over ``--systems`` random systems of the
+E3 family. Reports milliseconds per round, the ratio to the floor (the same environment
+driven by the random policy) and to the peers: the authors' public code
+(CalixPeng/Causal_Bandit) costs about 34 ms per round for CSL-UCB and 17 ms per round for
+LinSEM-TS on one core of this machine (the figures given in the project's issue). Results
+go to stdout and to ``benchmarks/results/csl_ucb.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from causalbandits.experiments import simulate
+from causalbandits.papers.csl_ucb_env import make_environment
+from causalbandits.policies import POLICIES
+
+HORIZON = 1500
+PEERS_MS = {"CSL-UCB": 34.0, "LinSEM-TS": 17.0}
+TARGETS_MS = {"CSL-UCB": 2.0, "LinSEM-TS": 0.5}
+POLICY_SPECS = {
+    "CSL-UCB": ("csl-ucb", {"preset": "authors-code"}),
+    "LinSEM-TS": ("linsem-ts", {}),
+    "GOLEM-MAB": ("golem-mab", {}),
+    "UCB": ("ucb", {"exploration": 1.0}),
+    "random": ("random", {}),
+}
+
+
+def ms_per_round(label: str, systems: int) -> float:
+    name, params = POLICY_SPECS[label]
+    total = 0.0
+    for system in range(systems):
+        env = make_environment(HORIZON, system)
+        env.reset(system, 1)
+        policy = POLICIES[name](env.problem, **params)
+        policy.reset(np.random.SeedSequence(system).spawn(1))
+        start = time.perf_counter()
+        simulate(env, policy, 1)
+        total += time.perf_counter() - start
+    return total / systems / HORIZON * 1e3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--systems", type=int, default=5)
+    args = parser.parse_args()
+    with threadpool_limits(limits=1):
+        costs = {label: ms_per_round(label, args.systems) for label in POLICY_SPECS}
+    floor = costs["random"]
+    rows = []
+    print(f"{'algorithm':10s} {'ms/round':>9s} {'x floor':>8s} {'x faster than peer':>19s}")
+    for label, cost in costs.items():
+        peer = PEERS_MS.get(label)
+        speedup = peer / cost if peer else None
+        rows.append(
+            {
+                "algorithm": label,
+                "ms_per_round": cost,
+                "x_floor": cost / floor,
+                "speedup_vs_peer": speedup,
+                "target_ms": TARGETS_MS.get(label),
+            }
+        )
+        print(
+            f"{label:10s} {cost:9.3f} {cost / floor:8.1f} "
+            f"{'' if speedup is None else f'{speedup:19.0f}'}"
+        )
+    for label, target in TARGETS_MS.items():
+        print(f"{label} target <= {target} ms/round: {costs[label] <= target}")
+    out = Path(__file__).with_name("results") / "csl_ucb.json"
+    out.parent.mkdir(exist_ok=True)
+    report = {"machine": platform.platform(), "systems": args.systems, "rows": rows}
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from causalbandits.envs import random_csl_bandit
+from causalbandits.experiments import simulate
+from causalbandits.papers.csl_ucb import block_shares, build_report
+from causalbandits.papers.csl_ucb_env import make_environment
+from causalbandits.policies import CSLUCB
+
+
+def run(env, policy, replicates=1, seed=0):
+    env.reset(seed, replicates)
+    policy.reset(np.random.SeedSequence(seed).spawn(replicates))
+    actions = []
+    for _ in range(env.horizon):
+        a = policy.select()
+        actions.append(a)
+        policy.update(a, env.step(a))
+    return np.array(actions)
+
+
+def test_exploring_start_then_blocks_of_replayed_arms():
+    env = random_csl_bandit(5, 400, rng=3)
+    policy = CSLUCB(env.problem, preset="authors-code", min_samples=15, update_every=20)
+    actions = run(env, policy)[:, 0]
+    learner = policy.learners[0]
+    assert learner.graphs is not None  # the exploring start ended
+    counts_reached = learner.data.counts.min() >= 15
+    assert counts_reached
+    tail = actions[-100:].reshape(5, 20)  # decisions every 20 rounds, replayed in between
+    assert np.all(tail == tail[:, :1])
+
+
+def test_csl_ucb_beats_random_play_on_small_systems():
+    regret = {"csl": [], "random": []}
+    for system in range(3):
+        env = random_csl_bandit(5, 600, rng=system)
+        env.reset(system, 1)
+        policy = CSLUCB(env.problem, preset="authors-code")
+        policy.reset(np.random.SeedSequence(system).spawn(1))
+        regret["csl"].append(simulate(env, policy, 1)["cum_regret"][-1, 0])
+        regret["random"].append(600 * (env.optimal_value - env.expected_rewards.mean()))
+    assert np.mean(regret["csl"]) < 0.5 * np.mean(regret["random"])
+
+
+def test_change_detection_flags_changed_subgraphs():
+    env = make_environment(horizon=900, system=1, n_nodes=5, change_points=[450])
+    policy = CSLUCB(env.problem, preset="authors-code", detector="windowed", warmup=100)
+    run(env, policy)
+    detected = {(node, mode) for t, node, mode in policy.detections[0] if t >= 450}
+    changed = {(c.node, c.mode) for c in env.changes}
+    assert detected & changed
+
+
+def test_bad_settings_are_rejected():
+    problem = random_csl_bandit(10, 100, rng=0).problem
+    with pytest.raises(ValueError, match="below the 10 samples"):
+        CSLUCB(problem, n_max=8, min_samples=5)
+    with pytest.raises(ValueError, match="below min_samples"):
+        CSLUCB(problem, n_max=10, min_samples=20)
+    with pytest.raises(ValueError, match="unknown preset"):
+        CSLUCB(problem, preset="nope")
+    with pytest.raises(ValueError, match="detector"):
+        CSLUCB(problem, detector="cusum")
+    with pytest.raises(ValueError, match="change points must lie"):
+        make_environment(horizon=100, change_points=[100])
+
+
+def test_block_shares_and_report_against_hand_numbers():
+    rows = []
+    for algorithm, picks in {"CSL-UCB": [50, 80], "UCB": [10, 60]}.items():
+        for t, total in zip((100, 200), picks, strict=True):
+            rows.append(
+                {
+                    "setting": 0,
+                    "system": 0,
+                    "algorithm": algorithm,
+                    "replicate": 0,
+                    "t": t,
+                    "cum_regret": {"CSL-UCB": 10.0, "UCB": 100.0}[algorithm] * t / 200,
+                    "optimal_share": total / t,
+                }
+            )
+    df = pd.DataFrame(rows)
+    shares = block_shares(df).set_index(["algorithm", "t"])["block_share"]
+    assert shares["CSL-UCB", 100] == pytest.approx(0.5)
+    assert shares["CSL-UCB", 200] == pytest.approx(0.3)
+    assert shares["UCB", 200] == pytest.approx(0.5)
+    report = build_report("E3", df.assign(algorithm=df["algorithm"]))
+    assert "| CSL-UCB's regret 91.6% lower than UCB's | 90.0% lower | yes |" in report

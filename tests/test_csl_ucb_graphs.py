@@ -1,0 +1,172 @@
+"""CSL-UCB E1 (graph identification): determinism, metrics pipeline, report, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from causalbandits.cli import main
+from causalbandits.experiments import EXPERIMENTS, read_manifest
+from causalbandits.papers.csl_ucb_graphs import (
+    METHODS,
+    GraphIdentificationExperiment,
+    Task,
+    build_report,
+    claim_checks,
+    e1,
+    graph_identification,
+    score,
+)
+
+#: Short DAGMA paths keep the tests fast; the pipeline is the same.
+FAST_DAGMA = {"warm_iter": 1000, "max_iter": 2000}
+
+
+def tiny(runs: int = 3, **options) -> GraphIdentificationExperiment:
+    options.setdefault("dagma_options", FAST_DAGMA)
+    options.setdefault("chunk_size", 2)
+    return graph_identification((5,), (200,), runs, **options)
+
+
+def tiny_e1(quick: bool) -> GraphIdentificationExperiment:
+    """The shrunk E1 preset used by the CLI test (DAGMA is covered by the tests above)."""
+    return tiny(2 if quick else 3, methods=("CSL", "CSL-nw", "GOLEM"))
+
+
+@pytest.fixture(scope="module")
+def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, pd.DataFrame]:
+    base = tmp_path_factory.mktemp("e1")
+    return {jobs: tiny().run(base / f"jobs{jobs}", jobs=jobs, progress=False) for jobs in (1, 2)}
+
+
+def test_one_and_two_workers_give_identical_tables(tiny_runs: dict[int, pd.DataFrame]) -> None:
+    pd.testing.assert_frame_equal(tiny_runs[1], tiny_runs[2])
+    df = tiny_runs[1]
+    assert len(df) == 3 * len(METHODS)
+    assert list(df["method"].unique()) == list(METHODS)
+    assert set(df["run"]) == {0, 1, 2} and set(df["n_nodes"]) == {5}
+    assert df[["precision", "recall", "nshd"]].notna().all().all()
+
+
+def test_interventional_regime_gives_csl_about_half_the_rounds(
+    tiny_runs: dict[int, pd.DataFrame],
+) -> None:
+    df = tiny_runs[1].set_index("method")
+    assert np.all(np.abs(df.loc["CSL", "node_samples"] - 100) < 25)
+    assert np.all(df.loc["GOLEM", "node_samples"] == 200)
+
+
+def test_report_contains_the_claims_table(tiny_runs: dict[int, pd.DataFrame]) -> None:
+    report = build_report(tiny_runs[1], FAST_DAGMA)
+    assert "| paper's claim | ours | holds |" in report
+    assert "| N | T | method | graph-FN rate | precision | recall | NSHD |" in report
+    assert "interventional" in report and "warm_iter = 1000" in report
+    for text in ("CSL's average recall 99.6%", "CSL-nw's graph-FN rate 100%", "than GOLEM's"):
+        assert text in report
+    assert len(claim_checks(tiny_runs[1])) == 4  # one N: no trend claims
+
+
+def test_perfect_estimate_scores_perfectly() -> None:
+    b = np.triu(np.random.default_rng(0).normal(size=(6, 6)), k=1)
+    fn_any, precision, recall, nshd, n_fn, n_fp, n_true, n_est = score(b, b)
+    assert (fn_any, precision, recall, nshd, n_fn, n_fp) == (False, 1.0, 1.0, 0.0, 0, 0)
+    assert n_true == n_est == np.count_nonzero(b)
+
+    oracle = graph_identification((4, 6), (50, 100), 3, methods=("oracle",))
+    df = pd.concat([oracle.run_task(task) for task in oracle.tasks()], ignore_index=True)
+    assert len(df) == 2 * 2 * 3
+    assert not df["fn_any"].any()
+    assert (df["precision"] == 1).all() and (df["recall"] == 1).all() and (df["nshd"] == 0).all()
+    assert "| 6 | 100 | oracle | 0.0% | 1.000 | 1.000 | 0.0000 |" in build_report(df)
+
+
+def test_systems_depend_on_run_and_size_not_on_the_chunking() -> None:
+    one = graph_identification((5,), (60,), 2, methods=("CSL", "oracle"), chunk_size=1)
+    two = graph_identification((5,), (60,), 2, methods=("CSL", "oracle"), chunk_size=2)
+    chunked = pd.concat([one.run_task(t) for t in one.tasks()], ignore_index=True)
+    pd.testing.assert_frame_equal(chunked, two.run_task(Task(5, 0, 0, 2)))
+    assert chunked.loc[chunked.run == 0, "n_true"].iloc[0] >= 0
+
+
+def test_observational_regime_uses_t_samples_for_every_method() -> None:
+    experiment = graph_identification((5,), (80,), 1, "observational", methods=("CSL", "CSL-nw"))
+    df = experiment.run_task(experiment.tasks()[0])
+    assert set(df["regime"]) == {"observational"}
+    assert (df["node_samples"] == 80).all()
+
+
+def test_validation() -> None:
+    with pytest.raises(ValueError, match="regime"):
+        graph_identification(regime="both")
+    with pytest.raises(ValueError, match="methods"):
+        graph_identification(methods=("CSL", "PC"))
+    assert e1(True).runs == 10 and e1(False).nodes == (6, 10, 14)
+    assert e1(False).with_replicates(30).runs == 30
+
+
+def test_resume_skips_finished_tasks_and_refuses_another_configuration(tmp_path: Path) -> None:
+    experiment = graph_identification((5,), (60,), 2, methods=("CSL",), chunk_size=1)
+    first = experiment.run(tmp_path, progress=False)
+    manifest = read_manifest(tmp_path)
+    assert [record["status"] for record in manifest["tasks"]] == ["done", "done"]
+    second = experiment.run(tmp_path, progress=False)
+    pd.testing.assert_frame_equal(first, second)
+    assert read_manifest(tmp_path)["runs"][-1]["tasks_run"] == 0
+    with pytest.raises(ValueError, match="another configuration"):
+        experiment.with_replicates(3).run(tmp_path, progress=False)
+
+
+@pytest.fixture
+def catalogue(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(EXPERIMENTS, "tiny-e1", "tests.test_csl_ucb_graphs:tiny_e1")
+
+
+def test_cli_reproduce_of_a_run_based_experiment(
+    catalogue: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "e1"
+    argv = ["reproduce", "tiny-e1", "--quick", "--replicates", "3", "--out", str(out)]
+    assert main([*argv, "--no-progress", "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "| paper's claim | ours | holds |" in printed
+    names = {p.name for p in out.iterdir()}
+    expected = {"results.parquet", "results.csv", "report.md", "fn_rate_vs_n.png"}
+    assert expected | {"recall_vs_n.png", "manifest.json"} <= names
+    table = pd.read_parquet(out / "results.parquet")
+    assert set(table["run"]) == {0, 1, 2}  # --replicates counts runs
+    pd.testing.assert_frame_equal(table, pd.read_csv(out / "results.csv"), check_dtype=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["metadata"] == {"catalogue": "tiny-e1", "quick": True}
+    assert (out / "report.md").read_text().startswith("# CSL-UCB paper, E1")
+
+    (out / "recall_vs_n.png").unlink()
+    assert main(["plot", str(out)]) == 0
+    assert (out / "recall_vs_n.png").stat().st_size > 0
+
+
+class NoReplicates:
+    description = "a run-based experiment without with_replicates"
+
+    def run(self, out_dir, jobs, backend, progress):  # pragma: no cover - never reached
+        raise AssertionError
+
+
+def no_replicates(quick: bool) -> NoReplicates:
+    return NoReplicates()
+
+
+def test_cli_rejects_replicates_without_support(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(EXPERIMENTS, "no-reps", "tests.test_csl_ucb_graphs:no_replicates")
+    argv = ["reproduce", "no-reps", "--replicates", "3", "--out", str(tmp_path)]
+    assert main(argv) == 1
+    assert "does not support --replicates" in capsys.readouterr().err
+    assert main(["list"]) == 0
+    listing = capsys.readouterr().out
+    assert "csl-ucb-e1 " in listing and "graph identification" in listing
+    assert "no-reps" in listing and "without with_replicates" in listing
