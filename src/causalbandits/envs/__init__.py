@@ -1,6 +1,7 @@
 """Bandit environments over SCMs, with their regret oracles, and environment wrappers."""
 
 from causalbandits.envs.actions import ActionSet, InvalidActionError
+from causalbandits.envs.delay import DelayedFeedback, FeedbackDelay
 from causalbandits.envs.deviations import (
     DEVIATION_DESIGNS,
     DeviatedModel,
@@ -14,20 +15,38 @@ from causalbandits.envs.deviations import (
 from causalbandits.envs.linear_bandit import LinearSEMBandit, LinearSEMProblem
 from causalbandits.envs.piecewise import ChangeRecord, PiecewiseStationaryBandit, change_mechanisms
 from causalbandits.envs.random_systems import random_csl_bandit, random_soft_intervention_sem
+from causalbandits.envs.semibandit import (
+    Bernoulli,
+    SemiBanditEnv,
+    SemiBanditFeedback,
+    SemiBanditProblem,
+    Uniform,
+    adjacency_from_weights,
+    ndc_synthetic_env,
+)
 
 __all__ = [
     "DEVIATION_DESIGNS",
     "ActionSet",
+    "Bernoulli",
     "ChangeRecord",
+    "DelayedFeedback",
     "DeviatedModel",
     "DeviationSchedule",
+    "FeedbackDelay",
     "InvalidActionError",
     "LinearSEMBandit",
     "LinearSEMProblem",
     "PiecewiseStationaryBandit",
+    "SemiBanditEnv",
+    "SemiBanditFeedback",
+    "SemiBanditProblem",
+    "Uniform",
+    "adjacency_from_weights",
     "change_mechanisms",
     "check_budget",
     "deviation_budget",
+    "ndc_synthetic_env",
     "negated_interventions",
     "node_deviation_totals",
     "random_csl_bandit",

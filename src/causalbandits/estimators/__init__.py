@@ -1,5 +1,6 @@
 """Reusable statistics: weighted ridge, optimistic SEM propagation, KSG mutual information,
-sub-graph least squares, CSL graph learning, reward bounds, change detectors, GOLEM/DAGMA."""
+sub-graph least squares, CSL graph learning, reward bounds, change detectors, GOLEM/DAGMA,
+non-negative lasso, discounted delay-aware arm statistics, the top-s oracle."""
 
 from causalbandits.estimators.change_detection import (
     GaussianGLR,
@@ -15,6 +16,8 @@ from causalbandits.estimators.csl import (
     learn_graph,
     learn_subgraphs,
 )
+from causalbandits.estimators.discounted import DiscountedArmStatistics
+from causalbandits.estimators.lasso import SEMLasso, SEMStatistics, lasso_support, nonnegative_lasso
 from causalbandits.estimators.mutual_information import (
     ksg_mutual_information,
     ksg_mutual_information_columns,
@@ -28,12 +31,16 @@ from causalbandits.estimators.reward_bound import RewardBounds, reward_bounds, w
 from causalbandits.estimators.ridge import WeightedRidge
 from causalbandits.estimators.structure_learning import dagma_linear, golem_ev, graph_metrics
 from causalbandits.estimators.subgraph import SubgraphData
+from causalbandits.estimators.topk import top_s_mask
 
 __all__ = [
     "CSLResult",
+    "DiscountedArmStatistics",
     "GaussianGLR",
     "PropagationPlan",
     "RewardBounds",
+    "SEMLasso",
+    "SEMStatistics",
     "SubgraphData",
     "WeightedRidge",
     "WindowedGLR",
@@ -44,13 +51,16 @@ __all__ = [
     "golem_ev",
     "graph_metrics",
     "is_acyclic",
+    "lasso_support",
     "ksg_mutual_information",
     "ksg_mutual_information_columns",
     "learn_both_modes",
     "learn_graph",
     "learn_subgraphs",
+    "nonnegative_lasso",
     "propagate_means",
     "reward_bounds",
     "sem_window_glr",
+    "top_s_mask",
     "weight_error_spectra",
 ]

@@ -22,6 +22,7 @@ EXPERIMENTS: dict[str, str] = {
     "robust-lcb-fig1b": "causalbandits.papers.robust_lcb:fig1b",
     "robust-lcb-fig1c": "causalbandits.papers.robust_lcb:fig1c",
     "csl-ucb-e3": "causalbandits.papers.csl_ucb:e3",
+    "csl-ucb-e2": "causalbandits.papers.csl_ucb_fn:e2",
     "csl-ucb-e4": "causalbandits.papers.csl_ucb:e4",
     "csl-ucb-e1": "causalbandits.papers.csl_ucb_graphs:e1",
     "csl-ucb-e1-observational": "causalbandits.papers.csl_ucb_graphs:e1_observational",

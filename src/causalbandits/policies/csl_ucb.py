@@ -220,6 +220,19 @@ class CSLUCB:
             learner.update(self.t, x, modes)
         self.t += 1
 
+    def plug_in_models(self) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """Per replicate: the learned graphs and weights ``(G, W)`` behind the latest decision.
+
+        Both have shape ``(2, N, N)`` (mode 0 observational, mode 1 interventional), with
+        ``W[m, i, j]`` the weight of edge ``i -> j``; ``None`` while still exploring.
+        """
+        return [
+            None
+            if learner.graphs is None
+            else (np.array(learner.graphs, dtype=bool), learner.weights.copy())
+            for learner in self.learners
+        ]
+
     @property
     def detections(self) -> list[list[tuple[int, int, int]]]:
         """Per replicate: ``(round, node, mode)`` of every detected sub-graph change."""

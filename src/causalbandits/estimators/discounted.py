@@ -1,0 +1,104 @@
+"""Discounted, delay-aware base-arm statistics and UCB indices of NDC-SEM (eq. 10-11).
+
+After round ``t`` (rounds are numbered from 1, as in the paper) the statistics equal
+
+    M_t[i]    = sum_{tau arrived by t} gamma^(t - tau) 1{x_tau[i] = 1}             (eq. 10)
+    S_t[i]    = sum_{tau arrived by t} gamma^(t - tau) b_tau[i] 1{x_tau[i] = 1}
+    beta_t[i] = S_t[i] / M_t[i]                                                    (eq. 10)
+    m_t       = sum_{tau=1}^{t} gamma^(t - tau)                      (not delayed)
+    C_t[i]    = 2 B sqrt(xi (s + 1) log m_t / M_t[i])                  (D-UCB padding)
+    E_t[i]    = beta_t[i] + C_t[i]                                                 (eq. 11)
+
+With a constant delay ``D`` "arrived by t" is ``tau <= t - D``, the paper's sums; with random
+delays it is the feedback that has actually arrived (spec §3.6, Corollary 1). The weight is
+``gamma^(t - tau)``, not ``gamma^(t - D - tau)``, exactly as written (spec resolution 5).
+Eq. 11's ``M[j]`` is read as ``M[i]`` (resolution 4); ``B = 1`` in the paper. Edge cases
+(resolution 6): ``M = 0`` gives ``E = +inf``, ``0/0`` in ``beta`` gives 0, ``log m_1 = 0``.
+With ``gamma = 1`` and ``xi = 1/4`` the index is SEM-UCB's ``beta + sqrt((s+1) ln t / m_i)``.
+
+Updates are incremental and O(N) per round (spec §3.2): :meth:`advance` multiplies by
+``gamma`` at the end of each round, and :meth:`receive` adds an arrival from round ``tau``
+with weight ``gamma^(t - tau)``, so late and out-of-order feedback is exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class DiscountedArmStatistics:
+    """``M``, ``S`` ``(R, N)`` and ``m`` ``(R,)`` of eq. 10-11 for ``R`` replicates.
+
+    Parameters
+    ----------
+    replicates, n_arms: ``R`` and ``N``.
+    gamma: discount factor in ``(0, 1]``.
+    xi: exploration constant ``xi > 0`` of eq. 11.
+    budget: the sparsity ``s``.
+    bound: the reward bound ``B`` of the D-UCB padding (1 in the paper).
+    """
+
+    def __init__(
+        self,
+        replicates: int,
+        n_arms: int,
+        gamma: float,
+        xi: float,
+        budget: int,
+        bound: float = 1.0,
+    ) -> None:
+        if not 0 < gamma <= 1:
+            raise ValueError(f"gamma must lie in (0, 1], got {gamma}")
+        if xi < 0 or bound < 0:
+            raise ValueError(f"xi and bound must be >= 0, got {xi} and {bound}")
+        self.gamma = float(gamma)
+        self.xi = float(xi)
+        self.budget = int(budget)
+        self.bound = float(bound)
+        self.t = 0
+        self.counts = np.zeros((replicates, n_arms))  # M
+        self.sums = np.zeros((replicates, n_arms))  # S
+        self.horizon_weight = 0.0  # m
+
+    def advance(self) -> None:
+        """End of round ``t``: ``m <- gamma m + 1``, ``M <- gamma M``, ``S <- gamma S``."""
+        self.t += 1
+        self.horizon_weight = self.gamma * self.horizon_weight + 1.0
+        self.counts *= self.gamma
+        self.sums *= self.gamma
+
+    def receive(self, tau: np.ndarray | int, played: np.ndarray, rewards: np.ndarray) -> None:
+        """Add the feedback of rounds ``tau`` arriving now (after :meth:`advance` of round t).
+
+        ``tau`` is a scalar, ``(R,)`` or ``(R, K)`` (several arrivals per replicate); entries
+        ``<= 0`` mark empty slots. ``played`` (the super arms ``x_tau``, booleans) and
+        ``rewards`` (``b_tau``, read only where played) have shape ``(R, N)`` or ``(R, K, N)``.
+        """
+        played = np.asarray(played, dtype=bool)
+        rewards = np.asarray(rewards, dtype=float)
+        if played.ndim == 2:
+            played, rewards = played[:, None], rewards[:, None]
+            tau = np.asarray(tau)[..., None]
+        tau = np.broadcast_to(np.asarray(tau, dtype=np.int64), played.shape[:2])
+        if np.any(tau > self.t):
+            raise ValueError(f"feedback from round {tau.max()} cannot arrive at round {self.t}")
+        age = np.where(tau > 0, self.t - tau, 0)
+        weight = np.where(tau > 0, self.gamma ** age.astype(float), 0.0)[:, :, None] * played
+        self.counts += weight.sum(axis=1)
+        self.sums += (weight * np.where(played, rewards, 0.0)).sum(axis=1)
+
+    def means(self) -> np.ndarray:
+        """``beta_t = S / M`` ``(R, N)``, 0 where ``M = 0``."""
+        positive = self.counts > 0
+        return np.where(positive, self.sums / np.where(positive, self.counts, 1.0), 0.0)
+
+    def bonus(self) -> np.ndarray:
+        """Padding ``C_t = 2 B sqrt(xi (s+1) log m_t / M)`` ``(R, N)``, ``+inf`` where ``M = 0``."""
+        log_m = np.log(max(self.horizon_weight, 1.0))
+        positive = self.counts > 0
+        scale = 2.0 * self.bound * np.sqrt(self.xi * (self.budget + 1) * log_m)
+        return np.where(positive, scale / np.sqrt(np.where(positive, self.counts, 1.0)), np.inf)
+
+    def indices(self) -> np.ndarray:
+        """UCB indices ``E_t = beta_t + C_t`` of eq. 11, shape ``(R, N)``."""
+        return self.means() + self.bonus()
