@@ -106,7 +106,16 @@ class FeedbackDelay:
 
     @property
     def problem(self) -> Any:
-        return self.env.problem
+        """The wrapped problem; one with a ``delay`` field is told the delay bound."""
+        problem = self.env.problem
+        fields = (
+            {f.name for f in dataclasses.fields(problem)}
+            if dataclasses.is_dataclass(problem)
+            else set()
+        )
+        if "delay" in fields:
+            return dataclasses.replace(problem, delay=self.max_delay)
+        return problem
 
     @property
     def pending(self) -> int:

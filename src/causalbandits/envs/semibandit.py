@@ -147,13 +147,16 @@ class Uniform:
 
 @dataclass(frozen=True)
 class SemiBanditProblem:
-    """What a learner is told: ``N``, the budget ``s``, ``T`` and whether ``A`` is known to be
-    strictly upper triangular (the known vertex order of §2.1; ``False`` allows cycles)."""
+    """What a learner is told: ``N``, the budget ``s``, ``T``, whether ``A`` is known to be
+    strictly upper triangular (the known vertex order of §2.1; ``False`` allows cycles) and
+    the feedback delay bound (``D``, or ``D_max``; set by :class:`~causalbandits.envs.delay.
+    FeedbackDelay`)."""
 
     n_arms: int
     budget: int
     horizon: int
     upper_triangular: bool = True
+    delay: int = 0
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,12 @@
 
 from causalbandits.policies.base import Policy
 from causalbandits.policies.csl_ucb import CSLUCB
+from causalbandits.policies.ftrl import FTRLHybrid
 from causalbandits.policies.golem_mab import GolemMAB, GolemMABCD
 from causalbandits.policies.linsem import LinSEMTS, LinSEMUCB, RobustLCB
+from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
 from causalbandits.policies.random_policy import RandomPolicy
+from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
 from causalbandits.policies.ucb import UCB1
 
 POLICIES: dict[str, type] = {
@@ -16,10 +19,22 @@ POLICIES: dict[str, type] = {
     "golem-mab": GolemMAB,
     "golem-mab-cd": GolemMABCD,
     "random": RandomPolicy,
+    "ndc-sem": NDCSEM,
+    "sem-ucb": SEMUCB,
+    "cucb": CUCB,
+    "cts": CTS,
+    "ftrl": FTRLHybrid,
+    "random-super-arm": RandomSuperArm,
 }
 
 __all__ = [
     "CSLUCB",
+    "CTS",
+    "CUCB",
+    "FTRLHybrid",
+    "NDCSEM",
+    "SEMUCB",
+    "RandomSuperArm",
     "GolemMAB",
     "GolemMABCD",
     "POLICIES",
