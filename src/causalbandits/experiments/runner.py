@@ -10,7 +10,7 @@ algorithm's own randomness comes from a stream keyed by its label.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -81,13 +81,8 @@ def run_task(spec: ExperimentSpec, task: Task) -> pd.DataFrame:
     )
 
 
-def _timed_task(spec: ExperimentSpec, task: Task) -> tuple[Task, pd.DataFrame, float]:
-    start = time.perf_counter()
-    frame = run_task(spec, task)
-    return task, frame, time.perf_counter() - start
-
-
-def _now() -> str:
+def utc_now() -> str:
+    """The current UTC time to the second, ISO 8601 (manifest timestamps)."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
@@ -106,7 +101,7 @@ def _open_manifest(
             "version": __version__,
             "spec": spec.to_dict(),
             "metadata": {},
-            "created": _now(),
+            "created": utc_now(),
             "wall_time": 0.0,
             "runs": [],
             "tasks": [
@@ -132,35 +127,46 @@ def _open_manifest(
     return manifest
 
 
-def _loky(jobs: int) -> Callable[[ExperimentSpec, list[Task]], Iterable]:
-    def execute(spec: ExperimentSpec, todo: list[Task]) -> Iterable:
+def _timed(run_one: Callable[[Any, Any], pd.DataFrame], context: Any, task: Any) -> tuple:
+    begin = time.perf_counter()
+    frame = run_one(context, task)
+    return task, frame, time.perf_counter() - begin
+
+
+def execute_tasks(
+    run_one: Callable[[Any, Any], pd.DataFrame],
+    context: Any,
+    todo: Sequence[Any],
+    jobs: int,
+    backend: str = "loky",
+) -> Iterator[tuple[Any, pd.DataFrame, float]]:
+    """``(task, run_one(context, task), seconds)`` for every task, in order of completion.
+
+    ``backend="loky"`` uses joblib processes; ``"ray"`` a Ray cluster (started locally with
+    ``jobs`` CPUs when none is running), with ``context`` shipped once to the object store.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
+    if backend == "loky":
         parallel = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
-        return parallel(delayed(_timed_task)(spec, task) for task in todo)
-
-    return execute
-
-
-def _ray(jobs: int) -> Callable[[ExperimentSpec, list[Task]], Iterable]:
+        yield from parallel(delayed(_timed)(run_one, context, task) for task in todo)
+        return
     try:
         import ray
     except ImportError as error:
         raise ImportError("the Ray backend needs Ray: pip install causalbandits[ray]") from error
     if not ray.is_initialized():
         ray.init(num_cpus=jobs if jobs > 0 else None, include_dashboard=False)
-    remote = ray.remote(num_cpus=1)(_timed_task)
-
-    def execute(spec: ExperimentSpec, todo: list[Task]) -> Iterator:
-        spec_ref = ray.put(spec)
-        pending = [remote.remote(spec_ref, task) for task in todo]
-        try:
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                yield ray.get(done[0])
-        finally:
-            for ref in pending:
-                ray.cancel(ref)
-
-    return execute
+    remote = ray.remote(num_cpus=1)(_timed)
+    reference = ray.put(context)
+    pending = [remote.remote(run_one, reference, task) for task in todo]
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        for ref in pending:
+            ray.cancel(ref)
 
 
 def run_experiment(
@@ -191,7 +197,7 @@ def run_experiment(
     manifest = _open_manifest(spec, out_dir, tasks, metadata or {})
     records = {record["id"]: record for record in manifest["tasks"]}
     todo = [task for task in tasks if records[task.id]["status"] != "done"]
-    run = {"started": _now(), "jobs": jobs, "backend": backend, "version": __version__}
+    run = {"started": utc_now(), "jobs": jobs, "backend": backend, "version": __version__}
     manifest["runs"].append(run)
     write_manifest(out_dir, manifest)
     finished = 0
@@ -203,17 +209,16 @@ def run_experiment(
         disable=None if progress else True,
     )
     try:
-        execute = (_ray if backend == "ray" else _loky)(jobs)
-        for task, frame, seconds in execute(spec, todo):
+        for task, frame, seconds in execute_tasks(run_task, spec, todo, jobs, backend):
             write_task_frame(out_dir, task.id, frame)
-            records[task.id].update(status="done", seconds=round(seconds, 3), finished=_now())
+            records[task.id].update(status="done", seconds=round(seconds, 3), finished=utc_now())
             finished += 1
             write_manifest(out_dir, manifest)
             bar.update()
     finally:
         bar.close()
         wall = time.perf_counter() - start
-        run.update(finished=_now(), seconds=round(wall, 3), tasks_run=finished)
+        run.update(finished=utc_now(), seconds=round(wall, 3), tasks_run=finished)
         run["complete"] = finished == len(todo)
         manifest["wall_time"] = round(manifest["wall_time"] + wall, 3)
         write_manifest(out_dir, manifest)

@@ -113,8 +113,8 @@ class FNImpactExperiment:
             rows = []
             for t in range(self.horizon):
                 actions = policy.select()
-                model = policy.plug_in_models()[0]
-                if model is not None and t % every == 0:
+                model = policy.plug_in_models()[0] if t % every == 0 else None
+                if model is not None:
                     error, missed = self.score(env, *model)
                     rows.append((system, t, missed > 0, missed, error))
                 policy.update(actions, env.step(actions))

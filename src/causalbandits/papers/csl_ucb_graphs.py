@@ -56,15 +56,13 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
@@ -73,6 +71,7 @@ from causalbandits.envs.random_systems import random_soft_intervention_sem
 from causalbandits.estimators.csl import learn_graph, learn_subgraphs
 from causalbandits.estimators.structure_learning import dagma_linear_batch, golem_ev, graph_metrics
 from causalbandits.estimators.subgraph import SubgraphData
+from causalbandits.experiments.runner import BACKENDS, execute_tasks, utc_now
 from causalbandits.experiments.store import (
     TASKS,
     load_results,
@@ -88,7 +87,6 @@ METHODS = ("CSL", "CSL-nw", "GOLEM", "DAGMA")
 #: ``"oracle"`` returns the true ``B`` (a check of the metric pipeline, not a paper method).
 ALL_METHODS = (*METHODS, "oracle")
 REGIMES = ("interventional", "observational")
-BACKENDS = ("loky", "ray")
 
 PAPER_NODES = (6, 10, 14)
 PAPER_SAMPLES = (200, 400)
@@ -258,7 +256,7 @@ class GraphIdentificationExperiment:
             (t for t in tasks if records[t.id]["status"] != "done"),
             key=lambda t: (-t.n_nodes, t.chunk),
         )
-        run = {"started": _now(), "jobs": jobs, "backend": backend, "version": __version__}
+        run = {"started": utc_now(), "jobs": jobs, "backend": backend, "version": __version__}
         manifest["runs"].append(run)
         write_manifest(out_dir, manifest)
         finished = 0
@@ -270,16 +268,20 @@ class GraphIdentificationExperiment:
             disable=None if progress else True,
         )
         try:
-            for task, frame, seconds in _execute(self, todo, jobs, backend):
+            for task, frame, seconds in execute_tasks(
+                type(self).run_task, self, todo, jobs, backend
+            ):
                 write_task_frame(out_dir, task.id, frame)
-                records[task.id].update(status="done", seconds=round(seconds, 3), finished=_now())
+                records[task.id].update(
+                    status="done", seconds=round(seconds, 3), finished=utc_now()
+                )
                 finished += 1
                 write_manifest(out_dir, manifest)
                 bar.update()
         finally:
             bar.close()
             wall = time.perf_counter() - start
-            run.update(finished=_now(), seconds=round(wall, 3), tasks_run=finished)
+            run.update(finished=utc_now(), seconds=round(wall, 3), tasks_run=finished)
             run["complete"] = finished == len(todo)
             manifest["wall_time"] = round(manifest["wall_time"] + wall, 3)
             write_manifest(out_dir, manifest)
@@ -298,7 +300,7 @@ class GraphIdentificationExperiment:
                 "version": __version__,
                 "config": self.config(),
                 "metadata": {},
-                "created": _now(),
+                "created": utc_now(),
                 "wall_time": 0.0,
                 "runs": [],
                 "tasks": [
@@ -445,48 +447,6 @@ def score(b_true: np.ndarray, b_hat: np.ndarray) -> tuple:
         int(np.count_nonzero(b_true)),
         int(np.count_nonzero(b_hat)),
     )
-
-
-def _timed_task(
-    experiment: GraphIdentificationExperiment, task: Task
-) -> tuple[Task, pd.DataFrame, float]:
-    start = time.perf_counter()
-    frame = experiment.run_task(task)
-    return task, frame, time.perf_counter() - start
-
-
-def _execute(
-    experiment: GraphIdentificationExperiment, todo: list[Task], jobs: int, backend: str
-) -> Iterable[tuple[Task, pd.DataFrame, float]]:
-    if backend == "ray":
-        return _ray(experiment, todo, jobs)
-    parallel = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
-    return parallel(delayed(_timed_task)(experiment, task) for task in todo)
-
-
-def _ray(
-    experiment: GraphIdentificationExperiment, todo: list[Task], jobs: int
-) -> Iterator[tuple[Task, pd.DataFrame, float]]:
-    try:
-        import ray
-    except ImportError as error:
-        raise ImportError("the Ray backend needs Ray: pip install causalbandits[ray]") from error
-    if not ray.is_initialized():
-        ray.init(num_cpus=jobs if jobs > 0 else None, include_dashboard=False)
-    remote: Callable = ray.remote(num_cpus=1)(_timed_task).remote
-    reference = ray.put(experiment)
-    pending = [remote(reference, task) for task in todo]
-    try:
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            yield ray.get(done[0])
-    finally:
-        for ref in pending:
-            ray.cancel(ref)
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 # -------------------------------------------------------------------- summaries
