@@ -10,12 +10,21 @@ import pandas as pd
 from causalbandits.experiments.spec import RESERVED_COLUMNS
 
 METRICS = ("cum_regret", "optimal_share")
+#: Optional per-replicate metrics (e.g. ``detection_hits``), summarised when present.
+OPTIONAL_METRIC_PREFIXES = ("detection_",)
 Z95 = 1.96
+
+
+def metric_columns(df: pd.DataFrame) -> list[str]:
+    """The metrics among the columns of a results table: :data:`METRICS`, then optional ones."""
+    optional = [c for c in df.columns if c.startswith(OPTIONAL_METRIC_PREFIXES)]
+    return [*METRICS, *optional]
 
 
 def parameter_columns(df: pd.DataFrame) -> list[str]:
     """The setting parameters among the columns of a results table."""
-    return [c for c in df.columns if c not in RESERVED_COLUMNS and not c.startswith(METRICS)]
+    metrics = (*METRICS, *OPTIONAL_METRIC_PREFIXES)
+    return [c for c in df.columns if c not in RESERVED_COLUMNS and not c.startswith(metrics)]
 
 
 def summarise(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
@@ -28,7 +37,7 @@ def summarise(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame
         by = ["setting", *parameter_columns(df), "algorithm", "t"]
     grouped = df.groupby(list(by), sort=False, dropna=False)
     out = grouped.size().rename("replicates").to_frame()
-    for metric in METRICS:
+    for metric in metric_columns(df):
         stats = grouped[metric].agg(["mean", "std"])
         se = stats["std"] / np.sqrt(out["replicates"])
         out[f"{metric}_mean"] = stats["mean"]

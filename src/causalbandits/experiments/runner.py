@@ -22,6 +22,7 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from causalbandits import __version__
+from causalbandits.experiments.change_metrics import detection_columns
 from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.experiments.spec import ExperimentSpec, resolve_environment, resolve_policy
 from causalbandits.experiments.store import (
@@ -77,7 +78,13 @@ def run_task(spec: ExperimentSpec, task: Task) -> pd.DataFrame:
         policy.reset(replicate_seeds(spec.seed, task.setting, replicates, policy_stream))
         result = simulate(env, policy, spec.checkpoints)
     return results_frame(
-        result, algorithm.label, replicates, experiment=spec.name, setting=task.setting, **setting
+        result,
+        algorithm.label,
+        replicates,
+        detection_columns(env, policy),
+        experiment=spec.name,
+        setting=task.setting,
+        **setting,
     )
 
 

@@ -61,10 +61,22 @@ def simulate(env: Any, policy: Any, checkpoints: int | np.ndarray) -> dict[str, 
 
 
 def results_frame(
-    result: dict[str, np.ndarray], algorithm: str, replicates: Sequence[int], **columns: Any
+    result: dict[str, np.ndarray],
+    algorithm: str,
+    replicates: Sequence[int],
+    per_replicate: Mapping[str, np.ndarray] | None = None,
+    **columns: Any,
 ) -> pd.DataFrame:
-    """The long table of one :func:`simulate` result: one row per (replicate, checkpoint)."""
+    """The long table of one :func:`simulate` result: one row per (replicate, checkpoint).
+
+    ``per_replicate`` adds columns with one value per replicate (e.g. the change-detection
+    scores of :mod:`~causalbandits.experiments.change_metrics`), repeated at every checkpoint.
+    """
     rounds = result["t"]
+    extra = {
+        name: np.repeat(np.asarray(values), len(rounds))
+        for name, values in (per_replicate or {}).items()
+    }
     return pd.DataFrame(
         {
             **columns,
@@ -73,6 +85,7 @@ def results_frame(
             "t": np.tile(rounds, len(replicates)),
             "cum_regret": result["cum_regret"].T.ravel(),
             "optimal_share": result["optimal_share"].T.ravel(),
+            **extra,
         }
     )
 

@@ -93,6 +93,9 @@ class _Learner:
         self.alpha0: float | None = None
         self.last_reset = 0
         self.relearn = True
+        # Pairs reset by a detection whose weights are not yet refitted on post-reset data:
+        # their residuals would use the old weights and flag the same change again.
+        self.relearning = np.zeros((n, 2), dtype=bool)
         self.detections: list[tuple[int, int, int]] = []
         self.detector = self._make_detector(n)
 
@@ -144,6 +147,7 @@ class _Learner:
     def _decide(self, t: int) -> int:
         s = self.settings
         self._refit()
+        self.relearning[:] = False
         variance = None
         if s.noise_variance is not None:
             variance = np.full(self.data.n_nodes, s.noise_variance)
@@ -174,13 +178,16 @@ class _Learner:
         n = x.size
         columns = self.weights[modes.astype(np.intp), :, np.arange(n)]  # (N, N): row i = column i
         residual = x - columns @ x
-        streams = modes.astype(np.intp) * n + np.arange(n)
-        for stream in np.flatnonzero(self.detector.update(streams, residual)):
-            node, mode = int(streams[stream] % n), int(streams[stream] // n)
-            self.data.reset(node, mode)
-            self.detector.reset(int(streams[stream]))
+        nodes = np.flatnonzero(~self.relearning[np.arange(n), modes.astype(np.intp)])
+        streams = modes[nodes].astype(np.intp) * n + nodes
+        flags = self.detector.update(streams, residual[nodes])
+        for node, stream in zip(nodes[flags], streams[flags], strict=True):
+            mode = int(stream // n)
+            self.data.reset(int(node), mode)
+            self.detector.reset(int(stream))
+            self.relearning[node, mode] = True
             self._bounds = None
-            self.detections.append((t, node, mode))
+            self.detections.append((t, int(node), mode))
             self.last_reset, self.relearn, self.arm = t, True, None
 
 
@@ -234,6 +241,6 @@ class CSLUCB:
         ]
 
     @property
-    def detections(self) -> list[list[tuple[int, int, int]]]:
+    def subgraph_detections(self) -> list[list[tuple[int, int, int]]]:
         """Per replicate: ``(round, node, mode)`` of every detected sub-graph change."""
         return [learner.detections for learner in self.learners]

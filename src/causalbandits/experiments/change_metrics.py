@@ -1,0 +1,65 @@
+"""Scores of a sub-graph change detector against an environment's recorded changes (E4).
+
+An environment with mechanism changes lists them as ``changes`` (records with ``round``,
+``node``, ``mode``: from 0-based ``round`` on, column ``node`` of mode ``mode`` is new) and
+its ``change_points``; a policy with a sub-graph detector lists, per replicate, its alarms as
+``subgraph_detections`` (``(round, node, mode)``, ``round`` 0-based: the round whose sample
+raised the alarm). A change is detected when its pair raises an alarm in ``[round, next
+change point)``; its delay is the first such alarm's round minus ``round``. Every other
+alarm is a false alarm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: Per-replicate columns of the results table: changes, detected changes, the sum of their
+#: delays (rounds) and the false alarms.
+DETECTION_COLUMNS = (
+    "detection_changes",
+    "detection_hits",
+    "detection_delay_sum",
+    "detection_false_alarms",
+)
+
+
+def score_detections(
+    changes: Sequence[Any],
+    detections: Sequence[tuple[int, int, int]],
+    change_points: Sequence[int],
+    horizon: int,
+) -> dict[str, int]:
+    """Changes, hits, summed delay and false alarms of one run (see the module docstring)."""
+    points = np.sort(np.asarray(change_points, dtype=int))
+    alarms = sorted((int(t), int(node), int(mode)) for t, node, mode in detections)
+    used = [False] * len(alarms)
+    hits = delay_sum = 0
+    for change in changes:
+        later = points[points > change.round]
+        end = int(later[0]) if later.size else int(horizon)
+        for k, (t, node, mode) in enumerate(alarms):
+            if (node, mode) == (change.node, change.mode) and change.round <= t < end:
+                used[k] = True
+                hits += 1
+                delay_sum += t - change.round
+                break
+    return {
+        "detection_changes": len(changes),
+        "detection_hits": hits,
+        "detection_delay_sum": delay_sum,
+        "detection_false_alarms": len(alarms) - sum(used),
+    }
+
+
+def detection_columns(env: Any, policy: Any) -> dict[str, np.ndarray]:
+    """Per-replicate :data:`DETECTION_COLUMNS` when ``env`` records changes and ``policy``
+    reports sub-graph alarms; empty otherwise."""
+    changes = getattr(env, "changes", None)
+    alarms = getattr(policy, "subgraph_detections", None)
+    if changes is None or alarms is None:
+        return {}
+    scores = [score_detections(changes, run, env.change_points, env.horizon) for run in alarms]
+    return {name: np.array([s[name] for s in scores]) for name in DETECTION_COLUMNS}
