@@ -101,3 +101,14 @@ def test_block_shares_and_report_against_hand_numbers():
     assert shares["UCB", 200] == pytest.approx(0.5)
     report = build_report("E3", df.assign(algorithm=df["algorithm"]))
     assert "| CSL-UCB's regret 91.6% lower than UCB's | 90.0% lower | yes |" in report
+
+
+def test_ranking_verdict_allows_inversions_within_one_standard_error():
+    from causalbandits.papers.csl_ucb import ranking_verdict
+
+    expected = ["a", "b", "c"]
+    error = pd.Series({"a": 3.0, "b": 4.0, "c": 0.0})
+    assert ranking_verdict(expected, pd.Series({"a": 1.0, "b": 2.0, "c": 3.0}), error) == "yes"
+    tie = ranking_verdict(expected, pd.Series({"a": 6.0, "b": 2.0, "c": 9.0}), error)
+    assert tie == "yes (a and b within 1 se)"  # 6 - 2 = 4 < hypot(3, 4) = 5
+    assert ranking_verdict(expected, pd.Series({"a": 8.0, "b": 2.0, "c": 9.0}), error) == "NO"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from causalbandits.experiments.plots import plot_regret_curves
@@ -176,7 +177,7 @@ def build_report(name: str, df: pd.DataFrame) -> str:
     expected = [a for a in claims["ranking"] if a in present]
     lines.append(
         f"| ranking {' < '.join(expected)} | {' < '.join(ranking)} "
-        f"| {'yes' if ranking == expected else 'NO'} |"
+        f"| {ranking_verdict(expected, regret, error)} |"
     )
     if claims.get("reference_lowest"):
         lines.append(
@@ -186,6 +187,19 @@ def build_report(name: str, df: pd.DataFrame) -> str:
     if "detection" in claims:
         lines += detection_lines(df, claims["detection"])
     return "\n".join(lines) + "\n"
+
+
+def ranking_verdict(expected: list[str], regret: pd.Series, error: pd.Series) -> str:
+    """``yes`` if each algorithm's mean regret is below the next one's in ``expected``;
+    an inversion within one combined standard error is reported as a tie, not a failure."""
+    ties = []
+    for first, second in zip(expected, expected[1:], strict=False):
+        if regret[first] <= regret[second]:
+            continue
+        if regret[first] - regret[second] > np.hypot(error[first], error[second]):
+            return "NO"
+        ties.append(f"{first} and {second} within 1 se")
+    return "yes" + (f" ({'; '.join(ties)})" if ties else "")
 
 
 def detection_lines(df: pd.DataFrame, claim: dict[str, float]) -> list[str]:
