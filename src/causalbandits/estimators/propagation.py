@@ -31,7 +31,9 @@ class PropagationPlan:
     nodes: non-root nodes in topological order (``n`` of them).
     parent_index: ``(n, width)`` parents of each node, padded with ``N`` (an always-zero slot).
     width: ``d``, the largest in-degree.
-    class_modes: per node, the node's own mode (0 obs, 1 int) in each of its action classes.
+    class_modes: per node, the node's own mode (0 obs, 1 int) in each of its action classes;
+        the observational classes come first.
+    observational_classes: per node, how many of its classes have the node observed.
     class_parents: per node, ``(n_classes, width)`` slots of the parent values of each class.
     offsets: per node, the first slot of its classes in the value buffer.
     action_class: per node, ``(A,)`` class of every action.
@@ -42,6 +44,7 @@ class PropagationPlan:
     parent_index: np.ndarray
     width: int
     class_modes: tuple[np.ndarray, ...]
+    observational_classes: tuple[int, ...]
     class_parents: tuple[np.ndarray, ...]
     offsets: np.ndarray
     action_class: tuple[np.ndarray, ...]
@@ -61,6 +64,7 @@ class PropagationPlan:
         slot_of[: n_nodes + 1] = np.arange(n_nodes + 1)[:, None]
         next_slot = n_nodes + 1
         modes, parents_of_class, offsets, action_class = [], [], [], []
+        observational: list[int] = []
         for k, node in enumerate(nodes):
             parents = dag.parents(node)
             parent_index[k, : parents.size] = parents
@@ -68,10 +72,15 @@ class PropagationPlan:
             _, first, inverse = np.unique(
                 masks[:, relevant], axis=0, return_index=True, return_inverse=True
             )
-            inverse = inverse.reshape(-1)
+            # Observational classes first: each mode's values are then one matrix product.
+            order = np.argsort(masks[first, node], kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            first, inverse = first[order], rank[inverse.reshape(-1)]
             offsets.append(next_slot)
             action_class.append(inverse)
             modes.append(masks[first, node].astype(np.intp))
+            observational.append(int(np.count_nonzero(modes[-1] == 0)))
             parents_of_class.append(slot_of[parent_index[k]][:, first].T.copy())
             slot_of[node] = next_slot + inverse
             next_slot += first.size
@@ -80,6 +89,7 @@ class PropagationPlan:
             parent_index=parent_index,
             width=width,
             class_modes=tuple(modes),
+            observational_classes=tuple(observational),
             class_parents=tuple(parents_of_class),
             offsets=np.asarray(offsets, dtype=np.intp),
             action_class=tuple(action_class),
@@ -134,14 +144,16 @@ def propagate_means(
     for k in range(last + 1):
         modes = plan.class_modes[k]
         u = values[:, plan.class_parents[k]]  # (R, classes, width)
-        value = np.einsum("rcd,rcd->rc", u, theta[:, k, modes])
+        start, split = plan.offsets[k], plan.observational_classes[k]
+        value = values[:, start : start + modes.size]
+        for mode, classes in ((0, slice(0, split)), (1, slice(split, None))):
+            np.matmul(u[:, classes], theta[:, k, mode, :, None], out=value[:, classes, None])
         if optimistic:
             quad = np.einsum("rcd,rcde,rce->rc", u, ellipsoid_inv[:, k, modes], u)
             value += beta * np.sqrt(np.maximum(quad, 0.0))
         if ball:
-            value = np.minimum(value, np.sqrt(np.einsum("rcd,rcd->rc", u, u)))
-        start = plan.offsets[k]
-        values[:, start : start + modes.size] = noise_mean[plan.nodes[k]] + value
+            np.minimum(value, np.sqrt(np.einsum("rcd,rcd->rc", u, u)), out=value)
+        value += noise_mean[plan.nodes[k]]
     return values[:, plan.offsets[last] + plan.action_class[last]]
 
 
