@@ -121,7 +121,7 @@ def test_run_into_a_directory_of_another_spec_fails(
     second = small_spec(replicates=3).to_yaml(tmp_path / "second.yaml")
     assert main(["run", str(first), "--out", str(out), "--no-progress"]) == 0
     assert main(["run", str(second), "--out", str(out), "--no-progress"]) == 1
-    assert "another spec" in capsys.readouterr().err
+    assert "another configuration" in capsys.readouterr().err
 
 
 def test_plot_of_a_non_results_directory_fails(

@@ -225,7 +225,7 @@ def test_resume_after_a_crash(
 def test_a_changed_spec_in_the_same_directory_raises(tmp_path: Path) -> None:
     spec = tiny_spec(settings=[{"deviation_budget": 5}], replicates=2)
     run_experiment(spec, tmp_path, progress=False)
-    with pytest.raises(ValueError, match="another spec"):
+    with pytest.raises(ValueError, match="another configuration"):
         run_experiment(spec.replace(seed=8), tmp_path, progress=False)
     # the description is not part of the fingerprint: this resumes (nothing to do)
     run_experiment(spec.replace(description="same numbers"), tmp_path, progress=False)

@@ -93,41 +93,34 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _open_manifest(
-    spec: ExperimentSpec, out_dir: Path, tasks: list[Task], metadata: dict[str, Any]
+def open_manifest(
+    out_dir: Path, header: dict[str, Any], records: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """Create the manifest, or check and reconcile an existing one with the task files."""
+    """Create the manifest of ``out_dir``, or check and reconcile an existing one.
+
+    ``header`` describes the experiment (at least ``experiment`` and ``fingerprint``);
+    ``records`` has one dict per task with its ``id``. An existing manifest must carry the
+    same fingerprint; each task's status is read off its result file.
+    """
     manifest = read_manifest(out_dir)
-    fingerprint = spec.fingerprint()
     if manifest is None:
         if any((out_dir / TASKS).glob("*.parquet")):
             raise ValueError(f"{out_dir} holds task files but no manifest; use an empty directory")
         manifest = {
-            "experiment": spec.name,
-            "fingerprint": fingerprint,
+            **header,
             "version": __version__,
-            "spec": spec.to_dict(),
             "metadata": {},
             "created": utc_now(),
             "wall_time": 0.0,
             "runs": [],
-            "tasks": [
-                {
-                    "id": t.id,
-                    "setting": t.setting,
-                    "algorithm": spec.algorithms[t.algorithm].label,
-                    "replicates": [t.start, t.stop],
-                    "status": "pending",
-                }
-                for t in tasks
-            ],
+            "tasks": records,
         }
-    elif manifest["fingerprint"] != fingerprint:
+    elif manifest.get("fingerprint") != header["fingerprint"]:
         raise ValueError(
-            f"{out_dir} holds results of another spec (fingerprint {manifest['fingerprint']}, "
-            f"this spec {fingerprint}); choose another output directory or delete it"
+            f"{out_dir} holds results of another configuration (fingerprint "
+            f"{manifest.get('fingerprint')}, this one {header['fingerprint']}); choose another "
+            "output directory or delete it"
         )
-    manifest["metadata"].update(metadata)
     for record in manifest["tasks"]:
         done = task_path(out_dir, record["id"]).exists()
         record["status"] = "done" if done else "pending"
@@ -176,6 +169,68 @@ def execute_tasks(
             ray.cancel(ref)
 
 
+def run_tasks(
+    out_dir: str | Path,
+    header: dict[str, Any],
+    tasks: Sequence[Any],
+    records: list[dict[str, Any]],
+    run_one: Callable[[Any, Any], pd.DataFrame],
+    context: Any,
+    jobs: int = 1,
+    backend: str = "loky",
+    progress: bool = True,
+    metadata: dict[str, Any] | None = None,
+    order: Callable[[Any], Any] | None = None,
+) -> pd.DataFrame:
+    """Run the unfinished ``tasks`` (each with an ``id``) into ``out_dir``; return all results.
+
+    ``run_one(context, task)`` gives a task's rows; each finished task is stored at once, so
+    a killed run resumes where it stopped when called again with the same ``header``
+    (see :func:`open_manifest`; ``records`` are the tasks' manifest entries). ``order`` sorts
+    the unfinished tasks (e.g. longest first); it changes no number. ``metadata`` is stored
+    in the manifest (e.g. the catalogue name of a paper preset).
+    """
+    start = time.perf_counter()
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
+    out_dir = Path(out_dir)
+    (out_dir / TASKS).mkdir(parents=True, exist_ok=True)
+    for stale in (out_dir / TASKS).glob("*.tmp-*"):
+        stale.unlink()
+    manifest = open_manifest(out_dir, header, records)
+    manifest["metadata"].update(metadata or {})
+    by_id = {record["id"]: record for record in manifest["tasks"]}
+    todo = [task for task in tasks if by_id[task.id]["status"] != "done"]
+    if order is not None:
+        todo.sort(key=order)
+    run = {"started": utc_now(), "jobs": jobs, "backend": backend, "version": __version__}
+    manifest["runs"].append(run)
+    write_manifest(out_dir, manifest)
+    finished = 0
+    bar = tqdm(
+        total=len(tasks),
+        initial=len(tasks) - len(todo),
+        desc=header["experiment"],
+        unit="task",
+        disable=None if progress else True,
+    )
+    try:
+        for task, frame, seconds in execute_tasks(run_one, context, todo, jobs, backend):
+            write_task_frame(out_dir, task.id, frame)
+            by_id[task.id].update(status="done", seconds=round(seconds, 3), finished=utc_now())
+            finished += 1
+            write_manifest(out_dir, manifest)
+            bar.update()
+    finally:
+        bar.close()
+        wall = time.perf_counter() - start
+        run.update(finished=utc_now(), seconds=round(wall, 3), tasks_run=finished)
+        run["complete"] = finished == len(todo)
+        manifest["wall_time"] = round(manifest["wall_time"] + wall, 3)
+        write_manifest(out_dir, manifest)
+    return load_results(out_dir)
+
+
 def run_experiment(
     spec: ExperimentSpec,
     out_dir: str | Path,
@@ -190,43 +245,20 @@ def run_experiment(
     called again with the same spec. ``jobs`` counts worker processes (-1: all cores);
     ``metadata`` is stored in the manifest (e.g. the catalogue name of a paper preset).
     """
-    start = time.perf_counter()
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
     resolve_environment(spec.environment)
     for algorithm in spec.algorithms:
         resolve_policy(algorithm.policy)
-    out_dir = Path(out_dir)
-    (out_dir / TASKS).mkdir(parents=True, exist_ok=True)
-    for stale in (out_dir / TASKS).glob("*.tmp-*"):
-        stale.unlink()
     tasks = make_tasks(spec)
-    manifest = _open_manifest(spec, out_dir, tasks, metadata or {})
-    records = {record["id"]: record for record in manifest["tasks"]}
-    todo = [task for task in tasks if records[task.id]["status"] != "done"]
-    run = {"started": utc_now(), "jobs": jobs, "backend": backend, "version": __version__}
-    manifest["runs"].append(run)
-    write_manifest(out_dir, manifest)
-    finished = 0
-    bar = tqdm(
-        total=len(tasks),
-        initial=len(tasks) - len(todo),
-        desc=spec.name,
-        unit="task",
-        disable=None if progress else True,
+    header = {"experiment": spec.name, "fingerprint": spec.fingerprint(), "spec": spec.to_dict()}
+    records = [
+        {
+            "id": t.id,
+            "setting": t.setting,
+            "algorithm": spec.algorithms[t.algorithm].label,
+            "replicates": [t.start, t.stop],
+        }
+        for t in tasks
+    ]
+    return run_tasks(
+        out_dir, header, tasks, records, run_task, spec, jobs, backend, progress, metadata
     )
-    try:
-        for task, frame, seconds in execute_tasks(run_task, spec, todo, jobs, backend):
-            write_task_frame(out_dir, task.id, frame)
-            records[task.id].update(status="done", seconds=round(seconds, 3), finished=utc_now())
-            finished += 1
-            write_manifest(out_dir, manifest)
-            bar.update()
-    finally:
-        bar.close()
-        wall = time.perf_counter() - start
-        run.update(finished=utc_now(), seconds=round(wall, 3), tasks_run=finished)
-        run["complete"] = finished == len(todo)
-        manifest["wall_time"] = round(manifest["wall_time"] + wall, 3)
-        write_manifest(out_dir, manifest)
-    return load_results(out_dir)

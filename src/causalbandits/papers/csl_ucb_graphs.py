@@ -55,7 +55,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,22 +63,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
 
-from causalbandits import __version__
 from causalbandits.envs.random_systems import random_soft_intervention_sem
 from causalbandits.estimators.csl import learn_graph, learn_subgraphs
 from causalbandits.estimators.structure_learning import dagma_linear_batch, golem_ev, graph_metrics
 from causalbandits.estimators.subgraph import SubgraphData
-from causalbandits.experiments.runner import BACKENDS, execute_tasks, utc_now
-from causalbandits.experiments.store import (
-    TASKS,
-    load_results,
-    read_manifest,
-    task_path,
-    write_manifest,
-    write_task_frame,
-)
+from causalbandits.experiments.runner import run_tasks
 from causalbandits.random import stable_hash
 
 #: The paper's methods, in the order of the tables and plots.
@@ -240,82 +229,30 @@ class GraphIdentificationExperiment:
         backend: str = "loky",
         progress: bool = True,
     ) -> pd.DataFrame:
-        """Run the unfinished tasks into ``out_dir``; return the whole long table."""
-        start = time.perf_counter()
-        if backend not in BACKENDS:
-            raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
-        out_dir = Path(out_dir)
-        (out_dir / TASKS).mkdir(parents=True, exist_ok=True)
-        for stale in (out_dir / TASKS).glob("*.tmp-*"):
-            stale.unlink()
-        tasks = self.tasks()
-        manifest = self._open_manifest(out_dir, tasks)
-        records = {record["id"]: record for record in manifest["tasks"]}
-        # Largest graphs first (they take longest); the order does not change any number.
-        todo = sorted(
-            (t for t in tasks if records[t.id]["status"] != "done"),
-            key=lambda t: (-t.n_nodes, t.chunk),
-        )
-        run = {"started": utc_now(), "jobs": jobs, "backend": backend, "version": __version__}
-        manifest["runs"].append(run)
-        write_manifest(out_dir, manifest)
-        finished = 0
-        bar = tqdm(
-            total=len(tasks),
-            initial=len(tasks) - len(todo),
-            desc=self.name,
-            unit="task",
-            disable=None if progress else True,
-        )
-        try:
-            for task, frame, seconds in execute_tasks(
-                type(self).run_task, self, todo, jobs, backend
-            ):
-                write_task_frame(out_dir, task.id, frame)
-                records[task.id].update(
-                    status="done", seconds=round(seconds, 3), finished=utc_now()
-                )
-                finished += 1
-                write_manifest(out_dir, manifest)
-                bar.update()
-        finally:
-            bar.close()
-            wall = time.perf_counter() - start
-            run.update(finished=utc_now(), seconds=round(wall, 3), tasks_run=finished)
-            run["complete"] = finished == len(todo)
-            manifest["wall_time"] = round(manifest["wall_time"] + wall, 3)
-            write_manifest(out_dir, manifest)
-        return load_results(out_dir)
+        """Run the unfinished tasks into ``out_dir``; return the whole long table.
 
-    def _open_manifest(self, out_dir: Path, tasks: list[Task]) -> dict[str, Any]:
-        manifest = read_manifest(out_dir)
-        fingerprint = self.fingerprint()
-        if manifest is None:
-            if any((out_dir / TASKS).glob("*.parquet")):
-                raise ValueError(f"{out_dir} holds task files but no manifest; use an empty one")
-            manifest = {
-                "experiment": self.name,
-                "kind": "run",
-                "fingerprint": fingerprint,
-                "version": __version__,
-                "config": self.config(),
-                "metadata": {},
-                "created": utc_now(),
-                "wall_time": 0.0,
-                "runs": [],
-                "tasks": [
-                    {"id": t.id, "n_nodes": t.n_nodes, "runs": [t.start, t.stop]} for t in tasks
-                ],
-            }
-        elif manifest.get("fingerprint") != fingerprint:
-            raise ValueError(
-                f"{out_dir} holds results of another configuration (fingerprint "
-                f"{manifest.get('fingerprint')}, this one {fingerprint}); choose another "
-                "output directory or delete it"
-            )
-        for record in manifest["tasks"]:
-            record["status"] = "done" if task_path(out_dir, record["id"]).exists() else "pending"
-        return manifest
+        Largest graphs first (they take longest); the order does not change any number.
+        """
+        tasks = self.tasks()
+        header = {
+            "experiment": self.name,
+            "kind": "run",
+            "fingerprint": self.fingerprint(),
+            "config": self.config(),
+        }
+        records = [{"id": t.id, "n_nodes": t.n_nodes, "runs": [t.start, t.stop]} for t in tasks]
+        return run_tasks(
+            out_dir,
+            header,
+            tasks,
+            records,
+            type(self).run_task,
+            self,
+            jobs,
+            backend,
+            progress,
+            order=lambda t: (-t.n_nodes, t.chunk),
+        )
 
     # ---------------------------------------------------------------- outputs
 
