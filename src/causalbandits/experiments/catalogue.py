@@ -26,6 +26,8 @@ EXPERIMENTS: dict[str, str] = {
     "csl-ucb-e4": "causalbandits.papers.csl_ucb:e4",
     "csl-ucb-e1": "causalbandits.papers.csl_ucb_graphs:e1",
     "csl-ucb-e1-observational": "causalbandits.papers.csl_ucb_graphs:e1_observational",
+    "ndc-sem-synthetic": "causalbandits.papers.ndc_sem:synthetic",
+    "ndc-sem-covid": "causalbandits.papers.ndc_sem_covid:covid",
 }
 
 

@@ -6,10 +6,13 @@ from causalbandits.policies.ftrl import FTRLHybrid
 from causalbandits.policies.golem_mab import GolemMAB, GolemMABCD
 from causalbandits.policies.linsem import LinSEMTS, LinSEMUCB, RobustLCB
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
+from causalbandits.policies.oracle import Oracle
 from causalbandits.policies.random_policy import RandomPolicy
 from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
 from causalbandits.policies.ucb import UCB1
 
+# Oracle is not registered: it is built from the environment's optimal super arms
+# (Oracle.from_environment), not from the problem a learner is told (see policies/oracle.py).
 POLICIES: dict[str, type] = {
     "robust-lcb": RobustLCB,
     "linsem-ucb": LinSEMUCB,
@@ -33,6 +36,7 @@ __all__ = [
     "CUCB",
     "FTRLHybrid",
     "NDCSEM",
+    "Oracle",
     "SEMUCB",
     "RandomSuperArm",
     "GolemMAB",
