@@ -12,14 +12,15 @@ from causalbandits.envs import FeedbackDelay, ndc_synthetic_env
 from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.ndc_sem import (
     ALL_ALGORITHMS,
+    TUNING_SEED,
     SyntheticExperiment,
     Task,
-    choose_lambda,
-    optimality_ratio,
     simulate_semibandit,
     synthetic,
 )
 from causalbandits.papers.ndc_sem_env import SemiBanditInstances, synthetic_instances
+from causalbandits.papers.ndc_sem_report import optimality_ratio
+from causalbandits.papers.ndc_sem_tuning import choose_lambda, choose_xi, tune_xi
 from causalbandits.policies import Oracle
 from causalbandits.random import replicate_seeds
 
@@ -263,3 +264,29 @@ def test_lambda_choice_takes_the_lowest_average_graph_error() -> None:
         }
     )
     assert choose_lambda(tuning) == 1.0
+
+
+def test_choose_xi_picks_the_lowest_mean_regret_per_delay_and_the_smaller_on_ties():
+    tuning = pd.DataFrame(
+        {
+            "delay": [50] * 4 + [200] * 4,
+            "xi": [0.0, 0.0, 1e-6, 1e-6] * 2,
+            "replicate": [0, 1] * 4,
+            "final_regret": [10.0, 12.0, 9.0, 11.0, 5.0, 5.0, 4.0, 6.0],
+        }
+    )
+    assert choose_xi(tuning) == {50: 1e-6, 200: 0.0}
+
+
+def test_tune_xi_gives_the_regret_of_a_direct_run_on_the_tuning_seed(tmp_path):
+    base = dataclasses.replace(
+        synthetic(quick=True), delays=(10,), xi={10: 1e-10}, horizon=200, change_points=(100,)
+    )
+    tuning = tune_xi(tmp_path / "tuning", grid=(0.0, 0.1), replicates=2, base=base)
+    direct = dataclasses.replace(
+        base, xi={10: 0.1}, seed=TUNING_SEED, algorithms=("NDC-SEM",), replicates=2
+    ).run(tmp_path / "direct", progress=False)
+    expected = direct[direct["t"] == 200].sort_values("replicate")["cum_regret"].to_numpy()
+    got = tuning[tuning["xi"] == 0.1].sort_values("replicate")["final_regret"].to_numpy()
+    np.testing.assert_array_equal(got, expected)
+    assert not np.array_equal(got, tuning[tuning["xi"] == 0.0]["final_regret"].to_numpy())

@@ -393,9 +393,11 @@ def ndc_synthetic_env(
     weight_range: tuple[float, float] = (0.4, 0.7),
     mean_range: tuple[float, float] = (0.05, 0.95),
     min_gap: float = 0.05,
+    n_redraw: int | None = None,
 ) -> SemiBanditEnv:
     """The synthetic experiment of Sec. V-A (spec §5.1): N = 10, s = 4, T = 5000, Bernoulli
-    rewards with changes at rounds 1000/2500/4000, a 9-edge upper-triangular DAG, U[0.4, 0.7]."""
+    rewards with changes at rounds 1000/2500/4000, a 9-edge upper-triangular DAG, U[0.4, 0.7];
+    ``n_redraw`` arms get new means at each change point (:func:`synthetic_means`)."""
     generator = as_generator(rng)
     adjacency = random_upper_triangular(n_arms, n_edges, weight_range, generator)
     means = synthetic_means(
@@ -404,6 +406,7 @@ def ndc_synthetic_env(
         len(change_points) + 1,
         generator,
         mean_range=mean_range,
+        n_redraw=n_redraw,
         min_gap=min_gap,
     )
     return SemiBanditEnv(adjacency, means, budget, horizon, change_points)
