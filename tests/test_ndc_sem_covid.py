@@ -246,11 +246,14 @@ def test_quick_experiment_end_to_end(tmp_path):
     df = experiment.run(out, jobs=1, progress=False)
     assert list(df.columns) == list(COLUMNS)
     days = df[df["record"] == "day"]
-    assert len(days) == 2 * 2 * 80  # seeds x policies x days
+    # seeds x policies (NDC-SEM with Table I's and the tuned pair, SEM-UCB) x days
+    assert len(days) == 2 * 3 * 80
     assert set(days["n_selected"]) <= set(range(6))
-    # both policies see the same lambda path and eps(t)
+    # all policies see the same lambda path and eps(t)
     pivot = days.pivot_table(index=["seed", "day"], columns="policy", values="lam")
     np.testing.assert_array_equal(pivot["NDC-SEM"], pivot["SEM-UCB"])
+    np.testing.assert_array_equal(pivot["NDC-SEM"], pivot["NDC-SEM (tuned)"])
+    assert len(df[df["record"] == "tuning"]) == 2 * 220  # tuning seeds x the paper's pairs
     predictions = df[df["record"] == "prediction"]
     assert len(predictions) == 2 * 8 * 21 and predictions["validation"].all()
     summary = reward_summary(df, "max", 40)

@@ -26,46 +26,66 @@ from __future__ import annotations
 import numpy as np
 
 
+def per_replicate(value: float | np.ndarray, replicates: int, name: str) -> np.ndarray:
+    """``value`` as a float array of shape ``()`` (shared) or ``(R,)`` (one per replicate)."""
+    out = np.asarray(value, dtype=float)
+    if out.ndim > 1 or (out.ndim == 1 and out.shape != (replicates,)):
+        raise ValueError(
+            f"{name} must be a scalar or one value per replicate ({replicates},), got shape "
+            f"{out.shape}"
+        )
+    return out
+
+
 class DiscountedArmStatistics:
-    """``M``, ``S`` ``(R, N)`` and ``m`` ``(R,)`` of eq. 10-11 for ``R`` replicates.
+    """``M``, ``S`` ``(R, N)`` and ``m`` (``()`` or ``(R,)``) of eq. 10-11 for ``R`` replicates.
 
     Parameters
     ----------
     replicates, n_arms: ``R`` and ``N``.
-    gamma: discount factor in ``(0, 1]``.
-    xi: exploration constant ``xi > 0`` of eq. 11.
+    gamma: discount factor in ``(0, 1]``: a scalar, or one value per replicate ``(R,)``.
+    xi: exploration constant ``xi >= 0`` of eq. 11: a scalar or ``(R,)``.
     budget: the sparsity ``s``.
     bound: the reward bound ``B`` of the D-UCB padding (1 in the paper).
+
+    Per-replicate ``gamma`` and ``xi`` run several constants side by side (e.g. a tuning grid,
+    App. VII-D5); every replicate computes exactly what a scalar instance with its values
+    computes. ``m`` has the shape of ``gamma``.
     """
 
     def __init__(
         self,
         replicates: int,
         n_arms: int,
-        gamma: float,
-        xi: float,
+        gamma: float | np.ndarray,
+        xi: float | np.ndarray,
         budget: int,
         bound: float = 1.0,
     ) -> None:
-        if not 0 < gamma <= 1:
-            raise ValueError(f"gamma must lie in (0, 1], got {gamma}")
-        if xi < 0 or bound < 0:
-            raise ValueError(f"xi and bound must be >= 0, got {xi} and {bound}")
-        self.gamma = float(gamma)
-        self.xi = float(xi)
+        self.gamma = per_replicate(gamma, replicates, "gamma")
+        self.xi = per_replicate(xi, replicates, "xi")
+        if not np.all((self.gamma > 0) & (self.gamma <= 1)):
+            raise ValueError(f"gamma must lie in (0, 1], got {self.gamma.tolist()}")
+        if not (np.all(self.xi >= 0) and bound >= 0):
+            raise ValueError(f"xi and bound must be >= 0, got {self.xi.tolist()} and {bound}")
         self.budget = int(budget)
         self.bound = float(bound)
         self.t = 0
         self.counts = np.zeros((replicates, n_arms))  # M
         self.sums = np.zeros((replicates, n_arms))  # S
-        self.horizon_weight = 0.0  # m
+        self.horizon_weight = np.zeros(self.gamma.shape)  # m
+
+    @staticmethod
+    def _rows(value: np.ndarray) -> np.ndarray:
+        """A per-replicate ``(R,)`` value as a column ``(R, 1)``; a scalar as it is."""
+        return value[:, None] if value.ndim else value
 
     def advance(self) -> None:
         """End of round ``t``: ``m <- gamma m + 1``, ``M <- gamma M``, ``S <- gamma S``."""
         self.t += 1
         self.horizon_weight = self.gamma * self.horizon_weight + 1.0
-        self.counts *= self.gamma
-        self.sums *= self.gamma
+        self.counts *= self._rows(self.gamma)
+        self.sums *= self._rows(self.gamma)
 
     def receive(self, tau: np.ndarray | int, played: np.ndarray, rewards: np.ndarray) -> None:
         """Add the feedback of rounds ``tau`` arriving now (after :meth:`advance` of round t).
@@ -83,7 +103,8 @@ class DiscountedArmStatistics:
         if np.any(tau > self.t):
             raise ValueError(f"feedback from round {tau.max()} cannot arrive at round {self.t}")
         age = np.where(tau > 0, self.t - tau, 0)
-        weight = np.where(tau > 0, self.gamma ** age.astype(float), 0.0)[:, :, None] * played
+        discount = self._rows(self.gamma) ** age.astype(float)
+        weight = np.where(tau > 0, discount, 0.0)[:, :, None] * played
         self.counts += weight.sum(axis=1)
         self.sums += (weight * np.where(played, rewards, 0.0)).sum(axis=1)
 
@@ -94,9 +115,9 @@ class DiscountedArmStatistics:
 
     def bonus(self) -> np.ndarray:
         """Padding ``C_t = 2 B sqrt(xi (s+1) log m_t / M)`` ``(R, N)``, ``+inf`` where ``M = 0``."""
-        log_m = np.log(max(self.horizon_weight, 1.0))
+        log_m = np.log(np.maximum(self.horizon_weight, 1.0))
         positive = self.counts > 0
-        scale = 2.0 * self.bound * np.sqrt(self.xi * (self.budget + 1) * log_m)
+        scale = self._rows(2.0 * self.bound * np.sqrt(self.xi * (self.budget + 1) * log_m))
         return np.where(positive, scale / np.sqrt(np.where(positive, self.counts, 1.0)), np.inf)
 
     def indices(self) -> np.ndarray:

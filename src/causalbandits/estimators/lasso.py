@@ -81,20 +81,36 @@ def nonnegative_lasso(
     safe_diag = np.where(diag > 0, diag, 1.0)
     free = support.T[None] & (diag > 0)[:, :, None]  # free[r, j, i]: row i may use column j
     columns = [j for j in range(n) if support[:, j].any()]
+    # Column-major copies, so that column j of A and of q = A G are contiguous (R, N) blocks
+    # (a_t[j] = A[:, :, j], q_t[j] = q[:, :, j]), and the sweep-invariant pieces per column j.
+    # Only the memory layout differs from the textbook loop: every entry sees the same
+    # floating-point operations, so the iterates do not depend on it.
+    a_t = np.ascontiguousarray(a.transpose(2, 0, 1))
+    target = np.ascontiguousarray((cross - half_lam[:, :, None]).transpose(1, 0, 2))
+    pivot = np.repeat(diag.T[:, :, None], n, axis=2)  # pivot[j, r, i] = G[r, j, j]
+    safe_pivot = np.repeat(safe_diag.T[:, :, None], n, axis=2)
+    rows = free.transpose(1, 0, 2)  # rows[j, r, i]: row i may use column j
+    # gram_rows[j, k, (r, i)] = G[r, j, k]: the rank-1 update of q by column j, flattened
+    gram_rows = np.repeat(gram.transpose(1, 2, 0), n, axis=2)
+    step = np.empty((n, replicates * n))
     for sweep in range(1, max_sweeps + 1):
+        before = a_t.copy()
+        a = np.ascontiguousarray(a_t.transpose(1, 2, 0))
         q = a @ gram  # q[r, i, j] = sum_k A[i, k] G[k, j], kept current column by column
-        change = 0.0
+        q_t = np.ascontiguousarray(q.transpose(2, 0, 1)).reshape(n, replicates * n)
         for j in columns:
-            old = a[:, :, j]
-            num = cross[:, j, :] - half_lam - q[:, :, j] + old * diag[:, j, None]
-            new = np.where(free[:, j], np.maximum(num, 0.0) / safe_diag[:, j, None], 0.0)
-            delta = new - old
-            a[:, :, j] = new
-            q += delta[:, :, None] * gram[:, None, j, :]
-            change = max(change, float(np.abs(delta).max()))
-        if change <= tol:
-            return a, sweep
-    return a, max_sweeps
+            old = a_t[j]
+            num = target[j] - q_t[j].reshape(replicates, n) + old * pivot[j]
+            new = np.where(rows[j], np.maximum(num, 0.0) / safe_pivot[j], 0.0)
+            delta = (new - old).reshape(-1)
+            a_t[j] = new
+            # only the columns after j are read again in this sweep
+            np.multiply(gram_rows[j, j + 1 :], delta, out=step[j + 1 :])
+            q_t[j + 1 :] += step[j + 1 :]
+        # every entry moves once per sweep, so this is the sweep's largest |delta|
+        if np.abs(a_t - before).max(initial=0.0) <= tol:
+            return np.ascontiguousarray(a_t.transpose(1, 2, 0)), sweep
+    return np.ascontiguousarray(a_t.transpose(1, 2, 0)), max_sweeps
 
 
 class SEMStatistics:

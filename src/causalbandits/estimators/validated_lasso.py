@@ -247,3 +247,54 @@ class ValidatedSEMLasso:
         self.adjacency = np.where(counted[:, None, None], chosen, self._initial_fit)
         self._stale = False
         return self.adjacency
+
+
+class SharedValidatedSEMLasso:
+    """One single-replicate :class:`ValidatedSEMLasso` serving ``R`` replicates with equal data.
+
+    Replicates that differ only in what the graph learner ignores learn the same graphs: with
+    the full ``(y_tau, b_tau)`` as input (spec §5.2 step 8) the learner ignores the decisions,
+    so e.g. NDC-SEM with a grid of ``(gamma, xi)`` (App. VII-D5), run as replicates on one
+    reward sample, needs eq. 9 fitted once per day, not once per replicate. :meth:`add`
+    checks that every replicate's arrivals equal replicate 0's; the outputs are broadcast
+    (read-only) to ``R`` replicates.
+    """
+
+    def __init__(self, replicates: int, learner: ValidatedSEMLasso) -> None:
+        if learner.replicates != 1:
+            raise ValueError(f"the shared learner must have 1 replicate, got {learner.replicates}")
+        if replicates < 1:
+            raise ValueError(f"replicates must be >= 1, got {replicates}")
+        self.replicates = int(replicates)
+        self.learner = learner
+
+    def _broadcast(self, value: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(value, (self.replicates, *np.shape(value)[1:]))
+
+    @property
+    def lam(self) -> np.ndarray:
+        return self._broadcast(self.learner.lam)
+
+    @property
+    def n_validation(self) -> np.ndarray:
+        return self._broadcast(self.learner.n_validation)
+
+    @property
+    def epsilon(self) -> np.ndarray:
+        return self._broadcast(self.learner.epsilon)
+
+    def add(self, rounds: np.ndarray, y: np.ndarray, exogenous: np.ndarray) -> None:
+        """As :meth:`ValidatedSEMLasso.add`; raise unless all replicates bring the same data."""
+        rounds, y, exogenous = (np.asarray(v) for v in (rounds, y, exogenous))
+        if len(rounds) != self.replicates:
+            raise ValueError(f"expected {self.replicates} replicates, got {len(rounds)}")
+        if not all((v == v[:1]).all() for v in (rounds, y, exogenous)):
+            raise ValueError(
+                "a shared graph learner needs the same arrivals in every replicate (the same "
+                "reward sample and delays, and graph input independent of the decisions)"
+            )
+        self.learner.add(rounds[:1], y[:1], exogenous[:1])
+
+    def fit(self) -> np.ndarray:
+        """``A_hat`` ``(R, N, N)``: the single fit, broadcast."""
+        return self._broadcast(self.learner.fit())

@@ -63,6 +63,11 @@ def total_effect_weights(adjacency: np.ndarray) -> np.ndarray:
         )
 
 
+def _constant(value: float | np.ndarray) -> float | np.ndarray:
+    """A scalar constant as ``float``, a per-replicate one as a float array."""
+    return float(value) if np.ndim(value) == 0 else np.asarray(value, dtype=float)
+
+
 class NDCSEM:
     """NDC-SEM (Algorithm 1) on ``R`` replicates.
 
@@ -70,9 +75,10 @@ class NDCSEM:
     ----------
     problem: ``n_arms``, ``budget`` (``s``), ``upper_triangular`` (known order: DAG lasso;
         otherwise cycles are allowed, as in the Covid experiment) and ``delay`` (``D``).
-    gamma: discount factor (Table I: 0.985 synthetic, 0.85 Covid).
-    xi: exploration constant of eq. 11; ``None``: Table I's value for the problem's delay,
-        else :data:`DEFAULT_XI`.
+    gamma: discount factor (Table I: 0.985 synthetic, 0.85 Covid); a scalar or one value per
+        replicate ``(R,)`` (e.g. a tuning grid run as replicates).
+    xi: exploration constant of eq. 11 (scalar or ``(R,)``); ``None``: Table I's value for
+        the problem's delay, else :data:`DEFAULT_XI`.
     lam: lasso penalty of eq. 9 (the paper grid-searches ``[1e-5, 1e6]``; the data of the
         synthetic SEM are noise-free, so any small value recovers ``A``).
     graph_input: the exogenous input the graph learner regresses on: ``"z"`` (eq. 8) or
@@ -86,8 +92,8 @@ class NDCSEM:
     def __init__(
         self,
         problem: object,
-        gamma: float = 0.985,
-        xi: float | None = None,
+        gamma: float | np.ndarray = 0.985,
+        xi: float | np.ndarray | None = None,
         lam: float = 1e-2,
         graph_input: str = "z",
         wait_for_initial_feedback: bool = True,
@@ -104,8 +110,8 @@ class NDCSEM:
             raise ValueError(f"lasso_sweeps must be >= 1, got {lasso_sweeps}")
         self.lasso_sweeps = int(lasso_sweeps)
         delay = int(getattr(problem, "delay", 0))
-        self.gamma = float(gamma)
-        self.xi = TABLE_I_XI.get(delay, DEFAULT_XI) if xi is None else float(xi)
+        self.gamma = _constant(gamma)
+        self.xi = TABLE_I_XI.get(delay, DEFAULT_XI) if xi is None else _constant(xi)
         self.lam = float(lam)
         self.graph_input = graph_input
         self.structure = "dag" if getattr(problem, "upper_triangular", True) else "cyclic"
