@@ -17,7 +17,6 @@ from causalbandits.papers.ndc_sem_covid_tuning import (
     check_exploration_grid,
     choose_exploration,
     copies,
-    estimated_rewards,
     exploration_pairs,
     play,
     play_exploration_grid,
@@ -46,7 +45,7 @@ def _single_run(instance, gamma, xi):
     policy.reset([np.random.SeedSequence(11)])
     actions = play(env, policy)
     final = policy.lasso.fit()[0]
-    return actions[:, 0], final, estimated_rewards(env.instantaneous[:, 0], actions, final)[:, 0]
+    return actions[:, 0], final, env.estimated_overall_rewards(actions, final)[:, 0]
 
 
 def test_the_paper_grid_is_verbatim():
@@ -168,7 +167,7 @@ def test_grid_replicates_equal_separate_runs():
     actions, final = play_exploration_grid(
         env, reward_seed, policy_seed, gammas, xis, lam_grid=LAM_GRID, lasso_max_sweeps=30
     )
-    rewards = estimated_rewards(env.instantaneous[:, 0], actions, final)
+    rewards = env.estimated_overall_rewards(actions, final)
     assert actions.shape == (instance.horizon, len(PAIRS), instance.n_arms)
     for p, (gamma, xi) in enumerate(PAIRS):
         single_actions, single_final, single_rewards = _single_run(instance, gamma, xi)

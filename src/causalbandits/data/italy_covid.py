@@ -429,9 +429,12 @@ class ItalyCovidBandit:
         """``1^T (I - A_hat)^{-1} diag(b_t) x_t`` per day and replicate (Fig. 9; cumulate it).
 
         ``actions`` are the masks of days ``1..len(actions)``, shape (days, R, N); ``A_hat`` is
-        e.g. the final estimate; a singular ``I - A_hat`` is handled by least squares.
+        e.g. the final estimate; a singular ``I - A_hat`` is handled by least squares. Row-wise
+        products and sums: a replicate's numbers do not depend on how many replicates are
+        batched (a BLAS matrix-vector product may round rows differently with the batch size,
+        which would break exact ties between replicates that make the same decisions).
         """
         x = np.asarray(actions, dtype=float)
         n = self.n_arms
         effects = np.linalg.lstsq((np.eye(n) - np.asarray(adjacency)).T, np.ones(n), rcond=None)
-        return (x * self.instantaneous[: x.shape[0]]) @ effects[0]
+        return (x * (self.instantaneous[: x.shape[0]] * effects[0])).sum(axis=-1)

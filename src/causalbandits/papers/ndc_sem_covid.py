@@ -82,7 +82,6 @@ from causalbandits.papers.ndc_sem_covid_tuning import (
     TUNED,
     check_exploration_grid,
     choose_exploration,
-    estimated_rewards,
     exploration_pairs,
     play,
     play_exploration_grid,
@@ -409,7 +408,7 @@ class CovidExperiment:
             lam_grid=grid,
             lasso_max_sweeps=self.lasso_max_sweeps,
         )
-        rewards = estimated_rewards(env.instantaneous[:, 0], actions, final) / factor  # (T, P)
+        rewards = env.estimated_overall_rewards(actions, final) / factor  # (T, P)
         base = {
             "experiment": self.name,
             "record": "tuning",
@@ -474,7 +473,7 @@ class CovidExperiment:
         )
         b = env.instantaneous[:, 0]  # (T, N), scaled; the same sample for every policy
         empty = float(np.abs(y[held_out] - b[held_out]).mean()) / factor
-        rewards = estimated_rewards(b, actions, final) / factor
+        rewards = env.estimated_overall_rewards(actions, final) / factor
         rows: list[dict[str, Any]] = []
         for r, (label, gamma, xi) in enumerate(variants):
             rows += self._day_rows(
@@ -503,7 +502,7 @@ class CovidExperiment:
         policy.reset([self._key(seed, POLICY_STREAM)])
         sem_log: list[dict[str, Any]] = []
         actions = play(env, policy, observer(sem_log))
-        rewards = estimated_rewards(b, actions, policy.lasso.fit()[0]) / factor
+        rewards = env.estimated_overall_rewards(actions, policy.lasso.fit()[0]) / factor
         rows += self._day_rows(
             instance, base, POLICIES[1], None, None, actions[:, 0], rewards[:, 0], sem_log, empty
         )

@@ -117,20 +117,6 @@ def play(env: Any, policy: Any, observe: Callable[[Any], None] | None = None) ->
     return np.stack(actions)
 
 
-def estimated_rewards(b: np.ndarray, actions: np.ndarray, adjacency: np.ndarray) -> np.ndarray:
-    """Fig. 9's estimated overall reward ``1^T (I - A)^{-1} diag(b_t) x_t`` per day and
-    replicate, ``(T, R)``, for ``b`` ``(T, N)`` shared by the replicates' ``actions``
-    ``(T, R, N)`` and the final ``A_hat`` (least squares for a singular ``I - A``).
-
-    Row-wise products and sums: a replicate's numbers do not depend on how many replicates
-    are batched (a BLAS matrix-vector product can round rows differently with the batch
-    size, which would break exact ties between pairs that make the same decisions).
-    """
-    n = adjacency.shape[-1]
-    effects = np.linalg.lstsq((np.eye(n) - adjacency).T, np.ones(n), rcond=None)[0]
-    return (np.asarray(actions, dtype=float) * (b * effects)[:, None, :]).sum(axis=-1)
-
-
 def play_exploration_grid(
     env: Any,
     reward_seed: np.random.SeedSequence,
