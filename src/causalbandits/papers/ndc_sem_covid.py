@@ -544,7 +544,7 @@ class CovidExperiment:
     # ---------------------------------------------------------------- outputs
 
     def plot(self, df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
-        from causalbandits.papers.ndc_sem_covid_report import plot_all
+        from causalbandits.papers.ndc_sem_covid_plots import plot_all
 
         return plot_all(df, Path(out_dir), self)
 

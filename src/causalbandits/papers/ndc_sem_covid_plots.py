@@ -1,0 +1,156 @@
+"""Figures of the NDC-SEM Covid-19 experiment: regions chosen (Fig. 4), predictions on the
+validation days (Fig. 3), the validation error eps(t) and the estimated cumulative overall
+reward (Fig. 9), drawn from the long table of :mod:`causalbandits.papers.ndc_sem_covid`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from causalbandits.data.italy_covid import ABBREVIATIONS, REGIONS
+from causalbandits.papers.ndc_sem_covid import POLICIES, selection_matrix
+from causalbandits.papers.ndc_sem_covid_report import (
+    COLORS,
+    UNIT_LABELS,
+    day_rows,
+    learned_start,
+    policies_present,
+    primary_unit,
+)
+
+if TYPE_CHECKING:
+    from causalbandits.papers.ndc_sem_covid import CovidExperiment
+
+
+def _save(figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=150, bbox_inches="tight")
+    return path
+
+
+def plot_regions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
+    """Fig. 4: regions chosen each day (featured seed), one panel per policy."""
+    from matplotlib.figure import Figure
+
+    unit, seed = primary_unit(df), experiment.featured_seed
+    days = day_rows(df, unit)
+    policies = policies_present(df)
+    figure = Figure(figsize=(12, 3.75 * len(policies)), layout="constrained")
+    axes = figure.subplots(len(policies), 1, sharex=True)
+    for ax, policy in zip(axes, policies, strict=True):
+        rows = days[(days["policy"] == policy) & (days["seed"] == seed)].sort_values("day")
+        chosen = selection_matrix(rows["selected"].tolist())
+        ax.imshow(
+            chosen.T,
+            aspect="auto",
+            cmap="Greys",
+            interpolation="nearest",
+            extent=(0.5, len(rows) + 0.5, len(REGIONS) - 0.5, -0.5),
+        )
+        ax.axvline(experiment.change_point - 0.5, color="tab:red", lw=2, label="change point")
+        ax.axvline(
+            learned_start(experiment) - 0.5,
+            color="tab:green",
+            ls="--",
+            lw=1.2,
+            label="end of the H initialisation",
+        )
+        ax.set_yticks(range(len(REGIONS)), ABBREVIATIONS, fontsize=7)
+        shift = int(rows["shift"].iloc[0])
+        ax.set_title(f"{policy}: regions chosen each day (seed {seed}, k = {shift})")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+    axes[-1].set_xlabel("day (1 = 31 Jul 2020)")
+    return _save(figure, out_path)
+
+
+def plot_predictions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
+    """Fig. 3: true vs predicted overall daily cases on 4 validation days (final graph)."""
+    from matplotlib.figure import Figure
+
+    unit, seed = primary_unit(df), experiment.featured_seed
+    rows = df[(df["record"] == "prediction") & (df["unit"] == unit) & (df["seed"] == seed)]
+    validation_days = sorted(rows["day"].unique())
+    shown = validation_days[1::2][:4] if len(validation_days) >= 8 else validation_days[:4]
+    figure = Figure(figsize=(12, 2.6 * len(shown)), layout="constrained")
+    axes = np.atleast_1d(figure.subplots(len(shown), 1, sharex=True))
+    position = np.arange(len(REGIONS))
+    for ax, day in zip(axes, shown, strict=True):
+        at = rows[rows["day"] == day].set_index("region").loc[list(ABBREVIATIONS)]
+        ax.bar(position - 0.2, at["y"], 0.4, label="true y")
+        ax.bar(position + 0.2, at["y_pred"], 0.4, label="predicted (I - A_hat)^-1 b")
+        ax.set_title(f"validation day {day} ({at['date'].iloc[0]})", fontsize=9)
+        ax.set_ylabel("cases / max")
+        ax.legend(fontsize=7)
+    axes[-1].set_xticks(position, ABBREVIATIONS, rotation=90, fontsize=7)
+    return _save(figure, out_path)
+
+
+def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
+    """``eps(t)`` and ``lam(t)`` over days, mean ± se over seeds."""
+    from matplotlib.figure import Figure
+
+    days = day_rows(df, primary_unit(df))
+    days = days[days["policy"] == POLICIES[0]]
+    figure = Figure(figsize=(11, 4), layout="constrained")
+    left, right = figure.subplots(1, 2)
+    for column, label in (
+        ("eps", "eps(t): validation days received"),
+        ("eps_all", "error of A_hat(t) on all 8 validation days"),
+        ("eps_empty", "empty graph (y_hat = b), all 8 days"),
+    ):
+        stats = days.groupby("day")[column].agg(["mean", "std", "count"])
+        se = stats["std"] / np.sqrt(stats["count"])
+        left.plot(stats.index, stats["mean"], label=label)
+        left.fill_between(stats.index, stats["mean"] - se, stats["mean"] + se, alpha=0.2)
+    left.axvline(experiment.change_point, color="tab:red", ls=":", lw=1)
+    left.set_xlabel("day")
+    left.set_ylabel("mean absolute error (cases / max)")
+    left.legend(fontsize=7)
+    logs = days.assign(log_lam=np.log10(days["lam"]))
+    for _, seed_rows in logs.groupby("seed"):
+        right.plot(seed_rows["day"], seed_rows["log_lam"], color="grey", alpha=0.25, lw=0.8)
+    right.plot(logs.groupby("day")["log_lam"].median(), color="black", label="median")
+    right.set_xlabel("day")
+    right.set_ylabel("log10 lambda chosen")
+    right.legend(fontsize=7)
+    return _save(figure, out_path)
+
+
+def plot_cumulative_reward(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
+    """Fig. 9: estimated cumulative overall reward (final graph), mean ± se over seeds."""
+    from matplotlib.figure import Figure
+
+    units = list(day_rows(df)["unit"].unique())
+    figure = Figure(figsize=(11, 3.8 * len(units)), layout="constrained")
+    axes = np.atleast_2d(figure.subplots(len(units), 2))
+    for row, unit in zip(axes, units, strict=True):
+        days = day_rows(df, unit).sort_values(["policy", "seed", "day"])
+        for ax, start in zip(row, (1, experiment.change_point), strict=True):
+            for policy in policies_present(df):
+                mine = days[(days["policy"] == policy) & (days["day"] >= start)]
+                curves = mine.pivot(index="day", columns="seed", values="reward").cumsum()
+                mean = curves.mean(axis=1)
+                se = curves.std(axis=1, ddof=1) / np.sqrt(curves.shape[1])
+                ax.plot(mean.index, mean, color=COLORS[policy], label=policy)
+                ax.fill_between(mean.index, mean - se, mean + se, color=COLORS[policy], alpha=0.2)
+            ax.axvline(experiment.change_point, color="tab:red", ls=":", lw=1)
+            ax.set_xlabel("day")
+            ax.set_ylabel("estimated cumulative overall reward")
+            ax.set_title(f"from day {start}; {UNIT_LABELS[unit]}", fontsize=9)
+            ax.legend(fontsize=8)
+    return _save(figure, out_path)
+
+
+def plot_all(df: pd.DataFrame, out_dir: Path, experiment: CovidExperiment) -> list[Path]:
+    return [
+        plot_regions(df, out_dir / "regions_selected.png", experiment),
+        plot_predictions(df, out_dir / "validation_predictions.png", experiment),
+        plot_validation_error(df, out_dir / "validation_error.png", experiment),
+        plot_cumulative_reward(df, out_dir / "cumulative_reward.png", experiment),
+    ]
+
+
+# -------------------------------------------------------------------- report
