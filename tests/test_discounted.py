@@ -100,3 +100,41 @@ def test_first_round_and_empty_statistics():
         stats.receive(2, np.ones((1, 3), dtype=bool), np.ones((1, 3)))
     with pytest.raises(ValueError):
         DiscountedArmStatistics(1, 3, gamma=1.5, xi=1.0, budget=1)
+
+
+def test_pending_counts_equal_the_discounted_plays_in_flight(rng):
+    """count_pending: P_t = sum over played rounds not arrived by t of gamma^(t - tau) x_tau,
+    and the padding divides by M + P (unobserved arms stay at +inf)."""
+    replicates, n, horizon, gamma = 3, 5, 120, 0.9
+    played = rng.random((replicates, horizon, n)) < 0.5
+    rewards = rng.random((replicates, horizon, n))
+    arrival = np.arange(1, horizon + 1) + rng.integers(0, 15, (replicates, horizon))
+    stats = DiscountedArmStatistics(replicates, n, gamma, 0.3, 2, count_pending=True)
+    plain = DiscountedArmStatistics(replicates, n, gamma, 0.3, 2)
+    for t in range(1, horizon + 1):
+        stats.advance(played[:, t - 1])
+        plain.advance()
+        for r, tau in zip(*np.nonzero(arrival == t), strict=True):
+            x = np.zeros((replicates, n), dtype=bool)
+            x[r] = played[r, tau]
+            rounds = np.where(np.arange(replicates) == r, tau + 1, 0)
+            stats.receive(rounds, x, rewards[:, tau])
+            plain.receive(rounds, x, rewards[:, tau])
+        rounds = np.arange(1, t + 1)
+        in_flight = arrival[:, :t] > t
+        weight = np.where(in_flight, gamma ** (t - rounds), 0.0)
+        direct = np.einsum("rt,rti->ri", weight, played[:, :t])
+        np.testing.assert_allclose(stats.pending, direct, rtol=0, atol=1e-10)
+        np.testing.assert_array_equal(stats.counts, plain.counts)
+        positive = plain.counts > 0
+        expected = plain.bonus()[positive] * np.sqrt(
+            plain.counts[positive] / (plain.counts + direct)[positive]
+        )
+        np.testing.assert_allclose(stats.bonus()[positive], expected, rtol=1e-9)
+        assert np.all(np.isinf(stats.bonus()[~positive]))
+
+
+def test_pending_counts_need_the_played_super_arms():
+    stats = DiscountedArmStatistics(1, 3, 0.9, 0.1, 1, count_pending=True)
+    with pytest.raises(ValueError, match="super arms played"):
+        stats.advance()

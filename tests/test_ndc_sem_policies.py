@@ -95,3 +95,17 @@ def test_bad_settings_are_rejected() -> None:
         NDCSEM(problem, lasso_sweeps=0)
     with pytest.raises(ValueError, match="budget"):
         CUCB(SemiBanditEnv(np.zeros((3, 3)), np.full((1, 3), 0.5), 2, 5).problem.__class__(3, 4, 5))
+
+
+@pytest.mark.parametrize("delay", [0, 30])
+def test_counting_plays_in_flight_changes_nothing_without_delay(delay: int) -> None:
+    """count_pending (not in the paper) only differs while feedback is in flight: with D = 0
+    every play has arrived by the next decision, so the regret path is NDC-SEM's."""
+    env = FeedbackDelay(
+        ndc_synthetic_env(np.random.default_rng(3), horizon=600, change_points=(300,)), delay
+    )
+    _, plain = _run(env, NDCSEM, xi=1e-3)
+    policy, pending = _run(env, NDCSEM, xi=1e-3, count_pending=True)
+    assert policy.arms.count_pending
+    same = np.array_equal(plain["cum_regret"], pending["cum_regret"])
+    assert same == (delay == 0)

@@ -19,6 +19,14 @@ With ``gamma = 1`` and ``xi = 1/4`` the index is SEM-UCB's ``beta + sqrt((s+1) l
 Updates are incremental and O(N) per round (spec §3.2): :meth:`advance` multiplies by
 ``gamma`` at the end of each round, and :meth:`receive` adds an arrival from round ``tau``
 with weight ``gamma^(t - tau)``, so late and out-of-order feedback is exact.
+
+Option, not in the paper (``count_pending=True``): the padding divides by ``M + P`` instead
+of ``M``, where ``P_t[i] = sum_{tau played, not arrived by t} gamma^(t - tau) 1{x_tau[i] = 1}``
+counts the plays whose feedback is still in flight. As written, the bonus of an arm keeps
+growing for the ``D`` rounds after it is played (its ``M`` decays until the first feedback
+arrives), so a delayed NDC-SEM holds an explored arm for about ``D`` rounds; with ``P`` the
+bonus falls as soon as the arm is played. ``beta`` is unchanged and an arm with ``M = 0``
+still has ``E = +inf``.
 """
 
 from __future__ import annotations
@@ -47,6 +55,8 @@ class DiscountedArmStatistics:
     xi: exploration constant ``xi >= 0`` of eq. 11: a scalar or ``(R,)``.
     budget: the sparsity ``s``.
     bound: the reward bound ``B`` of the D-UCB padding (1 in the paper).
+    count_pending: pad with ``M + P`` (plays in flight counted; module docstring); then
+        :meth:`advance` needs the round's super arms.
 
     Per-replicate ``gamma`` and ``xi`` run several constants side by side (e.g. a tuning grid,
     App. VII-D5); every replicate computes exactly what a scalar instance with its values
@@ -61,6 +71,7 @@ class DiscountedArmStatistics:
         xi: float | np.ndarray,
         budget: int,
         bound: float = 1.0,
+        count_pending: bool = False,
     ) -> None:
         self.gamma = per_replicate(gamma, replicates, "gamma")
         self.xi = per_replicate(xi, replicates, "xi")
@@ -74,18 +85,27 @@ class DiscountedArmStatistics:
         self.counts = np.zeros((replicates, n_arms))  # M
         self.sums = np.zeros((replicates, n_arms))  # S
         self.horizon_weight = np.zeros(self.gamma.shape)  # m
+        self.count_pending = bool(count_pending)
+        self.pending = np.zeros((replicates, n_arms))  # P (only with count_pending)
 
     @staticmethod
     def _rows(value: np.ndarray) -> np.ndarray:
         """A per-replicate ``(R,)`` value as a column ``(R, 1)``; a scalar as it is."""
         return value[:, None] if value.ndim else value
 
-    def advance(self) -> None:
-        """End of round ``t``: ``m <- gamma m + 1``, ``M <- gamma M``, ``S <- gamma S``."""
+    def advance(self, played: np.ndarray | None = None) -> None:
+        """End of round ``t``: ``m <- gamma m + 1``, ``M <- gamma M``, ``S <- gamma S``; with
+        ``count_pending`` also ``P <- gamma P + x_t`` for the round's super arms ``played``
+        ``(R, N)``."""
+        if self.count_pending and played is None:
+            raise ValueError("count_pending needs the super arms played in the round")
         self.t += 1
         self.horizon_weight = self.gamma * self.horizon_weight + 1.0
         self.counts *= self._rows(self.gamma)
         self.sums *= self._rows(self.gamma)
+        if self.count_pending:
+            self.pending *= self._rows(self.gamma)
+            self.pending += np.asarray(played, dtype=bool)
 
     def receive(self, tau: np.ndarray | int, played: np.ndarray, rewards: np.ndarray) -> None:
         """Add the feedback of rounds ``tau`` arriving now (after :meth:`advance` of round t).
@@ -107,6 +127,8 @@ class DiscountedArmStatistics:
         weight = np.where(tau > 0, discount, 0.0)[:, :, None] * played
         self.counts += weight.sum(axis=1)
         self.sums += (weight * np.where(played, rewards, 0.0)).sum(axis=1)
+        if self.count_pending:  # arrived: out of flight (max: rounding of the subtraction)
+            self.pending = np.maximum(self.pending - weight.sum(axis=1), 0.0)
 
     def means(self) -> np.ndarray:
         """``beta_t = S / M`` ``(R, N)``, 0 where ``M = 0``."""
@@ -114,11 +136,13 @@ class DiscountedArmStatistics:
         return np.where(positive, self.sums / np.where(positive, self.counts, 1.0), 0.0)
 
     def bonus(self) -> np.ndarray:
-        """Padding ``C_t = 2 B sqrt(xi (s+1) log m_t / M)`` ``(R, N)``, ``+inf`` where ``M = 0``."""
+        """Padding ``C_t = 2 B sqrt(xi (s+1) log m_t / M)`` ``(R, N)``, ``+inf`` where ``M = 0``
+        (``M + P`` in the denominator with ``count_pending``)."""
         log_m = np.log(np.maximum(self.horizon_weight, 1.0))
         positive = self.counts > 0
         scale = self._rows(2.0 * self.bound * np.sqrt(self.xi * (self.budget + 1) * log_m))
-        return np.where(positive, scale / np.sqrt(np.where(positive, self.counts, 1.0)), np.inf)
+        counts = self.counts + self.pending if self.count_pending else self.counts
+        return np.where(positive, scale / np.sqrt(np.where(positive, counts, 1.0)), np.inf)
 
     def indices(self) -> np.ndarray:
         """UCB indices ``E_t = beta_t + C_t`` of eq. 11, shape ``(R, N)``."""

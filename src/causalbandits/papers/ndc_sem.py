@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +65,9 @@ from causalbandits.random import stable_hash
 #: The paper's algorithms (Fig. 2), in the order of tables and legends.
 ALGORITHMS = ("NDC-SEM", "SEM-UCB", "CUCB", "CTS", "FTRL", "Random")
 #: ``"Oracle"`` plays ``x*_t`` (zero regret, OR = 1): a check of the metric pipeline.
-ALL_ALGORITHMS = (*ALGORITHMS, "Oracle")
+#: Not in the paper: NDC-SEM whose padding also counts the plays in flight (``count_pending``).
+PENDING = "NDC-SEM (pending)"
+ALL_ALGORITHMS = (*ALGORITHMS, PENDING, "Oracle")
 INSTANCE_MODES = ("per-replicate", "fixed")
 
 PAPER_DELAYS = (50, 200, 400)
@@ -117,7 +120,12 @@ class Task:
 
     @property
     def id(self) -> str:
-        return f"d{self.delay:04d}-{self.algorithm.lower()}-c{self.chunk:04d}"
+        return f"d{self.delay:04d}-{slug(self.algorithm)}-c{self.chunk:04d}"
+
+
+def slug(name: str) -> str:
+    """``name`` for file names: lower case, runs of other characters as one ``-``."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def lock_in_length(delay: int) -> int:
@@ -187,7 +195,7 @@ class SyntheticExperiment:
             raise ValueError(
                 f"algorithms must be distinct names from {ALL_ALGORITHMS}, got {self.algorithms}"
             )
-        if "NDC-SEM" in self.algorithms:
+        if {"NDC-SEM", PENDING} & set(self.algorithms):
             missing = [d for d in self.delays if d not in self.xi]
             if missing:
                 raise ValueError(f"NDC-SEM needs xi for delay(s) {missing}; give xi={{D: value}}")
@@ -274,8 +282,14 @@ class SyntheticExperiment:
     def policy(self, algorithm: str, env: FeedbackDelay, delay: int) -> Any:
         """A fresh policy for ``env`` (not yet reset)."""
         problem = env.problem
-        if algorithm == "NDC-SEM":
-            return NDCSEM(problem, gamma=self.gamma, xi=self.xi[delay], lam=self.lam)
+        if algorithm in ("NDC-SEM", PENDING):
+            return NDCSEM(
+                problem,
+                gamma=self.gamma,
+                xi=self.xi[delay],
+                lam=self.lam,
+                count_pending=algorithm == PENDING,
+            )
         if algorithm == "SEM-UCB":
             return SEMUCB(problem, lam=self.lam)
         if algorithm == "Oracle":
@@ -296,8 +310,8 @@ class SyntheticExperiment:
             )
         rounds = record.pop("t")
         count = len(replicates)
-        uses_xi = task.algorithm == "NDC-SEM"
-        uses_lam = task.algorithm in ("NDC-SEM", "SEM-UCB")
+        uses_xi = task.algorithm in ("NDC-SEM", PENDING)
+        uses_lam = task.algorithm in ("NDC-SEM", PENDING, "SEM-UCB")
         frame = pd.DataFrame(
             {
                 "experiment": self.name,
@@ -340,7 +354,7 @@ class SyntheticExperiment:
             }
             for t in tasks
         ]
-        cost = {"NDC-SEM": 0, "SEM-UCB": 0, "FTRL": 1}
+        cost = {"NDC-SEM": 0, PENDING: 0, "SEM-UCB": 0, "FTRL": 1}
         return run_tasks(
             out_dir,
             header,

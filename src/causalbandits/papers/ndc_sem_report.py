@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from causalbandits.papers.ndc_sem import ALL_ALGORITHMS, VALUE_COLUMNS, SyntheticExperiment
+from causalbandits.papers.ndc_sem import (
+    ALL_ALGORITHMS,
+    PENDING,
+    VALUE_COLUMNS,
+    SyntheticExperiment,
+)
 from causalbandits.policies.ndc_sem import TABLE_I_XI
 
 #: What the paper reports (Sec. V-A, App. VII-C2): qualitative statements only.
@@ -111,7 +116,7 @@ def plot_optimality_ratio(
     """OR_k per period (bars, 95% error bars) of NDC-SEM, SEM-UCB (and the oracle if run)."""
     from matplotlib.figure import Figure
 
-    shown = [a for a in ("NDC-SEM", "SEM-UCB", "Oracle") if a in set(df["algorithm"])]
+    shown = [a for a in ("NDC-SEM", PENDING, "SEM-UCB", "Oracle") if a in set(df["algorithm"])]
     summary = summarise_ratio(optimality_ratio(df[df["algorithm"].isin(shown)], periods))
     delays = sorted(df["delay"].unique())
     figure = Figure(figsize=(5.2, 2.4 * len(delays)), layout="constrained")
@@ -271,7 +276,7 @@ def build_report(df: pd.DataFrame, experiment: SyntheticExperiment) -> str:
             for d in delays
         ]
         lines.append(f"| {algorithm} | " + " | ".join(cells) + " |")
-    shown = [a for a in ("NDC-SEM", "SEM-UCB", "Oracle") if a in algorithms]
+    shown = [a for a in ("NDC-SEM", PENDING, "SEM-UCB", "Oracle") if a in algorithms]
     if shown:
         ratios = summarise_ratio(
             optimality_ratio(df[df["algorithm"].isin(shown)], periods)
@@ -292,7 +297,7 @@ def build_report(df: pd.DataFrame, experiment: SyntheticExperiment) -> str:
                     for k in range(len(periods))
                 ]
                 lines.append(f"| {delay} | {algorithm} | " + " | ".join(cells) + " |")
-    learners = [a for a in ("NDC-SEM", "SEM-UCB") if a in algorithms]
+    learners = [a for a in ("NDC-SEM", PENDING, "SEM-UCB") if a in algorithms]
     if learners:
         lines += ["", *diagnostic_lines(df, experiment, learners)]
     lines += [

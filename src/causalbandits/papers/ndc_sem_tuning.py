@@ -10,7 +10,8 @@ Table I's ``xi`` (1e-10, 1e-6, 1e-18 for D = 50, 200, 400) were tuned by the aut
 own instance, whose ``beta`` schedule is not given in numbers. :func:`tune_xi` repeats that
 tuning on our tuning instances (lowest mean final regret per delay, :func:`choose_xi`), and
 :func:`main` evaluates NDC-SEM with the tuned values on the reported seeds: a sensitivity
-beside the Table I run, not a replacement.
+beside the Table I run, not a replacement. It also runs the instance sensitivities and the
+``count_pending`` variant of NDC-SEM (not in the paper), see :func:`main`.
 
 Command line (writes the tables beside the main run)::
 
@@ -30,8 +31,10 @@ import pandas as pd
 from causalbandits.papers.ndc_sem import (
     EVALUATION_SEED,
     LAMBDA_GRID,
+    PENDING,
     TUNING_SEED,
     SyntheticExperiment,
+    slug,
 )
 from causalbandits.papers.ndc_sem_report import mean_pm
 
@@ -45,15 +48,15 @@ def tuning_run(
     progress: bool,
     **changes: object,
 ) -> pd.DataFrame:
-    """NDC-SEM alone, ``base`` with ``changes``, on ``replicates`` tuning instances (root
-    :data:`TUNING_SEED`), run into ``out_dir`` (resumable); its long results table."""
+    """NDC-SEM alone (unless ``changes`` name the algorithms), ``base`` with ``changes``, on
+    ``replicates`` tuning instances (root :data:`TUNING_SEED`), run into ``out_dir``
+    (resumable); its long results table."""
     experiment = dataclasses.replace(
         base,
         seed=TUNING_SEED,
-        algorithms=("NDC-SEM",),
         replicates=replicates,
         name=f"{base.name}-{label}-tuning",
-        **changes,
+        **{"algorithms": ("NDC-SEM",), **changes},
     )
     return experiment.run(out_dir, jobs=jobs, progress=progress)
 
@@ -156,18 +159,22 @@ def tune_xi(
     jobs: int = 1,
     progress: bool = False,
     base: SyntheticExperiment | None = None,
+    algorithm: str = "NDC-SEM",
 ) -> pd.DataFrame:
-    """NDC-SEM for every ``xi`` of ``grid`` (the same at every delay) on the tuning instances.
+    """``algorithm`` (NDC-SEM or its :data:`~causalbandits.papers.ndc_sem.PENDING` variant)
+    for every ``xi`` of ``grid`` (the same at every delay) on the tuning instances.
 
     One run per value into ``out_dir/xi=<value>`` (resumable); returns the final regret per
     (delay, xi, replicate).
     """
     base = base or SyntheticExperiment()
+    label = "xi" if algorithm == "NDC-SEM" else f"xi-{slug(algorithm)}"
     frames = []
     for xi in grid:
         path = Path(out_dir) / f"xi={xi:g}"
         values = dict.fromkeys(base.delays, float(xi))
-        df = tuning_run(base, "xi", path, replicates, jobs, progress, xi=values)
+        changes = {"xi": values, "algorithms": (algorithm,)}
+        df = tuning_run(base, label, path, replicates, jobs, progress, **changes)
         last = df[df["t"] == df["t"].max()]
         frames.append(
             last[["delay", "replicate"]].assign(
@@ -183,17 +190,24 @@ def choose_xi(tuning: pd.DataFrame) -> dict[int, float]:
     return {int(d): float(group.idxmin()[1]) for d, group in means.groupby(level="delay")}
 
 
-def xi_report(tuning: pd.DataFrame, table_i: dict[int, float]) -> str:
-    """Markdown: mean final regret (± se) per (xi, delay) on the tuning instances."""
+def xi_report(tuning: pd.DataFrame, table_i: dict[int, float], algorithm: str = "NDC-SEM") -> str:
+    """Markdown: ``algorithm``'s mean final regret (± se) per (xi, delay) on the tuning
+    instances."""
+    variant = (
+        ""
+        if algorithm == "NDC-SEM"
+        else " (not in the paper: the padding of eq. 11 also counts the plays in flight)"
+    )
     grouped = tuning.groupby(["xi", "delay"])["final_regret"]
     summary = grouped.agg(["mean", "std", "size"])
     chosen = choose_xi(tuning)
     delays = sorted(int(d) for d in tuning["delay"].unique())
     replicates = int(summary["size"].max())
     lines = [
-        "# NDC-SEM synthetic experiment: the exploration constant xi (eq. 11)",
+        f"# NDC-SEM synthetic experiment: the exploration constant xi (eq. 11) of {algorithm}",
         "",
-        f"NDC-SEM (gamma and lambda of the main run) on {replicates} tuning instances per delay "
+        f"{algorithm}{variant}, gamma and lambda of the main run, on {replicates} tuning "
+        "instances per delay "
         f"(root seed {TUNING_SEED}; the reported runs use {EVALUATION_SEED}), final regret at T "
         "(mean ± standard error). Table I: "
         + ", ".join(f"D = {d}: {table_i[d]:g}" for d in delays if d in table_i)
@@ -227,11 +241,13 @@ def run_variant(experiment: SyntheticExperiment, runs: Path, out: Path, jobs: in
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Write into ``out_dir`` the lambda and xi tuning tables and three sensitivity runs of
+    """Write into ``out_dir`` the lambda and xi tuning tables and four sensitivity runs of
     the paper's sweep: ``xi-tuned`` (NDC-SEM with the tuned ``xi``, and SEM-UCB),
     ``fixed-instance`` (one instance shared by all replicates, as the paper's single Fig. 5
-    schedule) and ``all-arms-redrawn`` (every arm gets new means at each change point). The
-    task files of all runs go to ``--runs`` (resumable)."""
+    schedule), ``all-arms-redrawn`` (every arm gets new means at each change point) and
+    ``pending-counts`` (the variant of NDC-SEM whose padding counts the plays in flight, not
+    in the paper, with its own ``xi`` tuned the same way, beside SEM-UCB). The task files of
+    all runs go to ``--runs`` (resumable)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--jobs", type=int, default=1)
@@ -247,6 +263,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     xi = tune_xi(args.runs / "xi", replicates=args.replicates, jobs=args.jobs, base=base)
     xi.to_csv(args.out_dir / "xi_tuning_runs.csv", index=False)
     (args.out_dir / "xi_tuning.md").write_text(xi_report(xi, base.xi), encoding="utf-8")
+    pending = tune_xi(
+        args.runs / "xi-pending", replicates=args.replicates, jobs=args.jobs, algorithm=PENDING
+    )
+    pending.to_csv(args.out_dir / "xi_tuning_pending_runs.csv", index=False)
+    (args.out_dir / "xi_tuning_pending.md").write_text(
+        xi_report(pending, base.xi, PENDING), encoding="utf-8"
+    )
     variants = {
         "xi-tuned": dataclasses.replace(
             base, xi=choose_xi(xi), algorithms=("NDC-SEM", "SEM-UCB"), name=f"{base.name}-xi"
@@ -254,6 +277,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "fixed-instance": dataclasses.replace(base, instances="fixed", name=f"{base.name}-fixed"),
         "all-arms-redrawn": dataclasses.replace(
             base, n_redraw=base.n_arms, name=f"{base.name}-redraw-all"
+        ),
+        "pending-counts": dataclasses.replace(
+            base,
+            xi=choose_xi(pending),
+            algorithms=(PENDING, "SEM-UCB"),
+            name=f"{base.name}-pending",
         ),
     }
     for label, experiment in variants.items():

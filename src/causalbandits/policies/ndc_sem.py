@@ -87,6 +87,8 @@ class NDCSEM:
     lasso_sweeps: coordinate-descent sweeps per round, warm-started from the previous
         round's ``A_hat``; the iterate follows the slowly changing solution of eq. 9 (one
         solve to ``tol = 1e-10`` every round would cost 100 x more on collinear data).
+    count_pending: not in the paper: the padding of eq. 11 also counts the plays whose
+        feedback is in flight (:mod:`~causalbandits.estimators.discounted`); off by default.
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class NDCSEM:
         graph_input: str = "z",
         wait_for_initial_feedback: bool = True,
         lasso_sweeps: int = 5,
+        count_pending: bool = False,
     ) -> None:
         self.n_arms, self.budget = int(problem.n_arms), int(problem.budget)
         if not 1 <= self.budget <= self.n_arms:
@@ -109,6 +112,7 @@ class NDCSEM:
         if lasso_sweeps < 1:
             raise ValueError(f"lasso_sweeps must be >= 1, got {lasso_sweeps}")
         self.lasso_sweeps = int(lasso_sweeps)
+        self.count_pending = bool(count_pending)
         delay = int(getattr(problem, "delay", 0))
         self.gamma = _constant(gamma)
         self.xi = TABLE_I_XI.get(delay, DEFAULT_XI) if xi is None else _constant(xi)
@@ -122,7 +126,7 @@ class NDCSEM:
         rngs = [np.random.default_rng(s.spawn(1)[0]) for s in seeds]
         self.h = np.stack([initialisation_matrix(self.n_arms, self.budget, g) for g in rngs])
         self.arms = DiscountedArmStatistics(
-            replicates, self.n_arms, self.gamma, self.xi, self.budget
+            replicates, self.n_arms, self.gamma, self.xi, self.budget, 1.0, self.count_pending
         )
         self.lasso = SEMLasso(
             replicates, self.n_arms, self.lam, self.structure, 1e-8, self.lasso_sweeps
@@ -140,7 +144,7 @@ class NDCSEM:
 
     def update(self, actions: np.ndarray, feedback: object) -> None:
         arrived = collect_arrivals(actions, feedback, self.t, len(self.h))
-        self.arms.advance()
+        self.arms.advance(actions)
         received = arrived.received
         self.arms.receive(np.where(received, arrived.rounds, 0), arrived.actions, arrived.z)
         exogenous = arrived.z if self.graph_input == "z" else arrived.b

@@ -96,7 +96,7 @@ class _ValidatedGraph:
     def update(self, actions: np.ndarray, feedback: object) -> None:
         """Eq. 10 statistics as in NDC-SEM; the graph learner also gets the arrival rounds."""
         arrived = collect_arrivals(actions, feedback, self.t, len(self.h))
-        self.arms.advance()
+        self.arms.advance(actions)
         received = arrived.received
         self.arms.receive(np.where(received, arrived.rounds, 0), arrived.actions, arrived.z)
         exogenous = arrived.z if self.graph_input == "z" else arrived.b
