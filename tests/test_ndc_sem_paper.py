@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from causalbandits.envs import FeedbackDelay, ndc_synthetic_env
+from causalbandits.envs.semibandit_instances import SemiBanditInstances, synthetic_instances
 from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.ndc_sem import (
     ALL_ALGORITHMS,
@@ -18,7 +19,6 @@ from causalbandits.papers.ndc_sem import (
     simulate_semibandit,
     synthetic,
 )
-from causalbandits.papers.ndc_sem_env import SemiBanditInstances, synthetic_instances
 from causalbandits.papers.ndc_sem_report import optimality_ratio
 from causalbandits.papers.ndc_sem_tuning import choose_lambda, choose_xi, tune_xi
 from causalbandits.policies import Oracle

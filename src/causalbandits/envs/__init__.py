@@ -24,6 +24,7 @@ from causalbandits.envs.semibandit import (
     adjacency_from_weights,
     ndc_synthetic_env,
 )
+from causalbandits.envs.semibandit_instances import SemiBanditInstances, synthetic_instances
 
 __all__ = [
     "DEVIATION_DESIGNS",
@@ -39,6 +40,7 @@ __all__ = [
     "LinearSEMProblem",
     "PiecewiseStationaryBandit",
     "SemiBanditEnv",
+    "SemiBanditInstances",
     "SemiBanditFeedback",
     "SemiBanditProblem",
     "Uniform",
@@ -47,6 +49,7 @@ __all__ = [
     "check_budget",
     "deviation_budget",
     "ndc_synthetic_env",
+    "synthetic_instances",
     "negated_interventions",
     "node_deviation_totals",
     "random_csl_bandit",

@@ -48,20 +48,19 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.delay import FeedbackDelay
+from causalbandits.envs.semibandit_instances import synthetic_instances
 from causalbandits.experiments.runner import run_tasks
-from causalbandits.papers.ndc_sem_env import (
-    PAPER_ARMS,
-    PAPER_BUDGET,
-    PAPER_CHANGE_POINTS,
-    PAPER_HORIZON,
-    synthetic_instances,
-)
 from causalbandits.policies.ftrl import FTRLHybrid
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB, TABLE_I_XI
 from causalbandits.policies.oracle import Oracle
 from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
 from causalbandits.random import stable_hash
 
+#: The paper's synthetic setup (Sec. V-A).
+PAPER_ARMS = 10
+PAPER_BUDGET = 4
+PAPER_HORIZON = 5000
+PAPER_CHANGE_POINTS = (1000, 2500, 4000)
 #: The paper's algorithms (Fig. 2), in the order of tables and legends.
 ALGORITHMS = ("NDC-SEM", "SEM-UCB", "CUCB", "CTS", "FTRL", "Random")
 #: ``"Oracle"`` plays ``x*_t`` (zero regret, OR = 1): a check of the metric pipeline.

@@ -1,4 +1,4 @@
-"""The NDC-SEM paper's synthetic environment (Sec. V-A, spec §5.1) with one instance per replicate.
+"""Combinatorial semi-bandits with one instance per replicate (NDC-SEM paper, Sec. V-A).
 
 :func:`~causalbandits.envs.semibandit.ndc_synthetic_env` draws one instance (a 9-edge
 upper-triangular DAG with weights U[0.4, 0.7] and piecewise-constant Bernoulli means whose
@@ -33,12 +33,6 @@ from causalbandits.envs.semibandit import (
 from causalbandits.random import ReplicateStream, as_seed_sequences, uniform_stream
 
 SeedLike = int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None
-
-#: The paper's synthetic setup (Sec. V-A).
-PAPER_ARMS = 10
-PAPER_BUDGET = 4
-PAPER_HORIZON = 5000
-PAPER_CHANGE_POINTS = (1000, 2500, 4000)
 
 
 class SemiBanditInstances:
@@ -155,33 +149,23 @@ class SemiBanditInstances:
 
 
 def synthetic_instances(
-    instance_seeds: Sequence[np.random.SeedSequence],
-    horizon: int = PAPER_HORIZON,
-    change_points: Sequence[int] = PAPER_CHANGE_POINTS,
-    n_arms: int = PAPER_ARMS,
-    budget: int = PAPER_BUDGET,
-    **options: object,
+    instance_seeds: Sequence[np.random.SeedSequence], **options: object
 ) -> SemiBanditInstances:
     """One §5.1 instance per seed (:func:`ndc_synthetic_env`), stacked into one environment.
 
-    ``options`` go to :func:`ndc_synthetic_env` (``n_edges``, ``weight_range``, ``mean_range``,
-    ``min_gap``). Equal seeds give equal instances (the paper's single fixed instance).
+    ``options`` go to :func:`ndc_synthetic_env` (its defaults are the paper's setup: ``N =
+    10``, ``s = 4``, ``T = 5000``, changes at 1000/2500/4000; also ``n_edges``,
+    ``weight_range``, ``mean_range``, ``min_gap``, ``n_redraw``). Equal seeds give equal
+    instances (the paper's single fixed instance).
     """
-    envs = [
-        ndc_synthetic_env(
-            np.random.default_rng(seed),
-            n_arms=n_arms,
-            budget=budget,
-            horizon=horizon,
-            change_points=change_points,
-            **options,
-        )
-        for seed in instance_seeds
-    ]
+    envs = [ndc_synthetic_env(np.random.default_rng(seed), **options) for seed in instance_seeds]
+    if not envs:
+        raise ValueError("need at least one instance seed")
+    first = envs[0]
     return SemiBanditInstances(
         np.stack([e.adjacency for e in envs]),
         np.stack([e.means for e in envs]),
-        budget,
-        horizon,
-        change_points,
+        first.budget,
+        first.horizon,
+        first.change_points,
     )
