@@ -188,7 +188,32 @@ def check_change_points(change_points: Sequence[int], horizon: int) -> np.ndarra
     return points
 
 
-class SemiBanditEnv:
+class PiecewiseRounds:
+    """Round and period bookkeeping of the semi-bandit environments (shared by
+    :class:`SemiBanditEnv` and its per-replicate-instance sibling): ``change_points``,
+    ``horizon`` and the rounds played ``t``; the environments define ``pseudo_regret``
+    (eq. 7), which :meth:`is_optimal` compares with ``optimal_tolerance``."""
+
+    change_points: np.ndarray
+    horizon: int
+    t: int
+    optimal_tolerance: float
+
+    def period_of(self, rounds: np.ndarray | int) -> np.ndarray:
+        """Period index of 1-based ``rounds``."""
+        return np.searchsorted(self.change_points, rounds, side="right")
+
+    @property
+    def period(self) -> int:
+        """Period of the round about to be played (the last one once the horizon is over)."""
+        return int(self.period_of(min(self.t + 1, self.horizon)))
+
+    def is_optimal(self, actions: np.ndarray) -> np.ndarray:
+        """Whether each replicate's super arm is within ``optimal_tolerance`` of ``mu_t(x*_t)``."""
+        return self.pseudo_regret(actions) <= self.optimal_tolerance
+
+
+class SemiBanditEnv(PiecewiseRounds):
     """The non-stationary combinatorial semi-bandit with causally related rewards (Sec. II).
 
     Parameters
@@ -261,15 +286,6 @@ class SemiBanditEnv:
     def n_arms(self) -> int:
         return self.adjacency.shape[0]
 
-    def period_of(self, rounds: np.ndarray | int) -> np.ndarray:
-        """Period index of 1-based ``rounds``."""
-        return np.searchsorted(self.change_points, rounds, side="right")
-
-    @property
-    def period(self) -> int:
-        """Period of the round about to be played (the last one once the horizon is over)."""
-        return int(self.period_of(min(self.t + 1, self.horizon)))
-
     @property
     def optimal_action(self) -> np.ndarray:
         """``x*_t``: the top-``s`` of ``w* beta_t`` for the round about to be played, (N,)."""
@@ -311,10 +327,6 @@ class SemiBanditEnv:
         """``mu_t(x*_t) - mu_t(x_t)`` of each replicate (eq. 7) for the round about to be played."""
         x = check_super_arms(actions, self.n_arms, self.budget, len(actions))
         return self.optimal_value - self.expected_payoff(x)
-
-    def is_optimal(self, actions: np.ndarray) -> np.ndarray:
-        """Whether each replicate's super arm is within ``optimal_tolerance`` of ``mu_t(x*_t)``."""
-        return self.pseudo_regret(actions) <= self.optimal_tolerance
 
 
 def random_upper_triangular(

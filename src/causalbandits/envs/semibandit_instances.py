@@ -14,28 +14,25 @@ as in ``SemiBanditEnv``), mapped to ``b_t`` by the reward distribution's quantil
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 
 from causalbandits.envs.semibandit import (
-    Bernoulli,
+    PiecewiseRounds,
     RewardDistribution,
+    SemiBanditEnv,
     SemiBanditFeedback,
-    SemiBanditProblem,
-    check_adjacency,
-    check_change_points,
-    check_horizon_and_budget,
     check_super_arms,
     ndc_synthetic_env,
-    top_s,
 )
 from causalbandits.random import ReplicateStream, as_seed_sequences, uniform_stream
 
 SeedLike = int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None
 
 
-class SemiBanditInstances:
+class SemiBanditInstances(PiecewiseRounds):
     """``R`` combinatorial semi-bandits with causally related rewards, one instance each.
 
     Parameters
@@ -57,37 +54,31 @@ class SemiBanditInstances:
         distribution: RewardDistribution | None = None,
         optimal_tolerance: float = 1e-9,
     ) -> None:
-        stack = np.asarray(adjacency, dtype=float)
+        stack, beta = np.asarray(adjacency, dtype=float), np.asarray(means, dtype=float)
         if stack.ndim != 3 or stack.shape[0] < 1:
             raise ValueError(f"adjacency must have shape (R, N, N), got {stack.shape}")
-        self.adjacency = np.stack([check_adjacency(a) for a in stack])
-        replicates, n = self.adjacency.shape[:2]
-        check_horizon_and_budget(horizon, budget, n)
-        self.horizon, self.budget = int(horizon), int(budget)
-        self.change_points = check_change_points(change_points, self.horizon)
-        beta = np.array(means, dtype=float)
-        shape = (replicates, self.change_points.size + 1, n)
-        if beta.shape != shape:
-            raise ValueError(f"means must have shape (R, n_periods, N) = {shape}, got {beta.shape}")
-        self.distribution = distribution if distribution is not None else Bernoulli()
-        self.distribution.check(beta)
-        if optimal_tolerance < 0:
-            raise ValueError(f"optimal_tolerance must be >= 0, got {optimal_tolerance}")
-        self.optimal_tolerance = float(optimal_tolerance)
-        self.means = beta
-        eye = np.eye(n)
-        self.transfer = np.linalg.inv(eye - self.adjacency)  # (I - A_r)^{-1}, eq. 4
-        self.total_effects = np.linalg.solve(
-            np.swapaxes(eye - self.adjacency, 1, 2), np.ones((replicates, n, 1))
-        )[..., 0]  # w*_r = (I - A_r)^{-T} 1, eq. 6
-        self.scores = self.total_effects[:, None, :] * beta  # (R, P, N)
-        self.optimal_actions = top_s(self.scores, self.budget)
-        self.optimal_values = np.sum(self.scores * self.optimal_actions, axis=-1)  # (R, P)
-        self.problem = SemiBanditProblem(
-            n_arms=n,
-            budget=self.budget,
-            horizon=self.horizon,
-            upper_triangular=bool(np.all(np.tril(self.adjacency) == 0)),
+        if beta.ndim != 3 or len(beta) != len(stack):
+            raise ValueError(
+                f"means must have shape (R, n_periods, N) with R = {len(stack)}, got {beta.shape}"
+            )
+        # each instance is validated and solved (eqs. 4, 6 and the top-s oracle) by the
+        # single-instance environment; this class stacks the results on a replicate axis
+        instances = [
+            SemiBanditEnv(a, m, budget, horizon, change_points, distribution, optimal_tolerance)
+            for a, m in zip(stack, beta, strict=True)
+        ]
+        first = instances[0]
+        self.horizon, self.budget = first.horizon, first.budget
+        self.change_points = first.change_points
+        self.distribution = first.distribution
+        self.optimal_tolerance = first.optimal_tolerance
+        for name in ("adjacency", "means", "transfer", "total_effects", "scores"):
+            setattr(self, name, np.stack([getattr(e, name) for e in instances]))
+        self.optimal_actions = np.stack([e.optimal_actions for e in instances])  # (R, P, N)
+        self.optimal_values = np.stack([e.optimal_values for e in instances])  # (R, P)
+        self.problem = dataclasses.replace(
+            first.problem,
+            upper_triangular=all(e.problem.upper_triangular for e in instances),
         )
         self._noise: ReplicateStream | None = None
         self.t = 0
@@ -99,15 +90,6 @@ class SemiBanditInstances:
     @property
     def replicates(self) -> int:
         return self.adjacency.shape[0]
-
-    def period_of(self, rounds: np.ndarray | int) -> np.ndarray:
-        """Period index of 1-based ``rounds``."""
-        return np.searchsorted(self.change_points, rounds, side="right")
-
-    @property
-    def period(self) -> int:
-        """Period of the round about to be played (the last one once the horizon is over)."""
-        return int(self.period_of(min(self.t + 1, self.horizon)))
 
     @property
     def optimal_action(self) -> np.ndarray:
@@ -142,10 +124,6 @@ class SemiBanditInstances:
         """``mu_t(x*_t) - mu_t(x_t)`` per replicate (eq. 7) for the round about to be played."""
         x = check_super_arms(actions, self.n_arms, self.budget, self.replicates)
         return self.optimal_values[:, self.period] - self.expected_payoff(x)
-
-    def is_optimal(self, actions: np.ndarray) -> np.ndarray:
-        """Whether each replicate's super arm is within ``optimal_tolerance`` of the best."""
-        return self.pseudo_regret(actions) <= self.optimal_tolerance
 
 
 def synthetic_instances(

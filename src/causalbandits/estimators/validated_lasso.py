@@ -38,17 +38,29 @@ DECADE_GRID: tuple[float, ...] = tuple(10.0**k for k in range(-5, 7))
 UNSTABLE_RADIUS = 1.0 - 1e-12
 
 
-def check_lambda_grid(grid: Sequence[float] | np.ndarray) -> np.ndarray:
-    """The grid as a sorted float array; raise for an empty grid, values <= 0 or duplicates."""
+def check_positive_grid(
+    grid: Sequence[float] | np.ndarray, name: str, upper: float | None = None
+) -> np.ndarray:
+    """A tuning grid as a sorted float array; raise for an empty grid, values that are not
+    finite and ``> 0`` (and ``<= upper`` if given) or duplicates."""
     values = np.asarray(grid, dtype=float).reshape(-1)
     if values.size == 0:
-        raise ValueError("the lambda grid is empty")
-    if not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"lambda grid values must be finite and > 0, got {values.tolist()}")
+        raise ValueError(f"the {name} grid is empty")
+    bad = ~np.isfinite(values) | (values <= 0)
+    if upper is not None:
+        bad |= values > upper
+    if bad.any():
+        bound = f"in (0, {upper:g}]" if upper is not None else "> 0"
+        raise ValueError(f"{name} grid values must be finite and {bound}, got {values.tolist()}")
     ordered = np.sort(values)
     if np.any(np.diff(ordered) == 0):
-        raise ValueError(f"the lambda grid has duplicated values: {values.tolist()}")
+        raise ValueError(f"the {name} grid has duplicated values: {values.tolist()}")
     return ordered
+
+
+def check_lambda_grid(grid: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The ``lam`` grid of eq. 9 (:func:`check_positive_grid`)."""
+    return check_positive_grid(grid, "lambda")
 
 
 def spectral_radius(adjacency: np.ndarray) -> np.ndarray:

@@ -9,8 +9,10 @@ algorithm's own randomness comes from a stream keyed by its label.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -91,6 +93,23 @@ def run_task(spec: ExperimentSpec, task: Task) -> pd.DataFrame:
 def utc_now() -> str:
     """The current UTC time to the second, ISO 8601 (manifest timestamps)."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def config_fingerprint(config: Mapping[str, Any]) -> str:
+    """A stable hash (16 hex digits) of a run-based experiment's ``config()``: everything
+    that fixes its numbers."""
+    text = json.dumps(config, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def run_header(name: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The manifest header (:func:`open_manifest`) of the run-based experiment ``name``."""
+    return {
+        "experiment": name,
+        "kind": "run",
+        "fingerprint": config_fingerprint(config),
+        "config": config,
+    }
 
 
 def open_manifest(

@@ -52,8 +52,6 @@ resumes where it stopped.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -68,7 +66,7 @@ from causalbandits.envs.random_systems import random_soft_intervention_sem
 from causalbandits.estimators.csl import learn_graph, learn_subgraphs
 from causalbandits.estimators.structure_learning import dagma_linear_batch, golem_ev, graph_metrics
 from causalbandits.estimators.subgraph import SubgraphData
-from causalbandits.experiments.runner import run_tasks
+from causalbandits.experiments.runner import config_fingerprint, run_header, run_tasks
 from causalbandits.random import stable_hash
 
 #: The paper's methods, in the order of the tables and plots.
@@ -198,8 +196,7 @@ class GraphIdentificationExperiment:
         return out
 
     def fingerprint(self) -> str:
-        text = json.dumps(self.config(), sort_keys=True, default=str)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        return config_fingerprint(self.config())
 
     def with_replicates(self, replicates: int) -> GraphIdentificationExperiment:
         """The same experiment with ``replicates`` runs (``reproduce --replicates``)."""
@@ -234,12 +231,7 @@ class GraphIdentificationExperiment:
         Largest graphs first (they take longest); the order does not change any number.
         """
         tasks = self.tasks()
-        header = {
-            "experiment": self.name,
-            "kind": "run",
-            "fingerprint": self.fingerprint(),
-            "config": self.config(),
-        }
+        header = run_header(self.name, self.config())
         records = [{"id": t.id, "n_nodes": t.n_nodes, "runs": [t.start, t.stop]} for t in tasks]
         return run_tasks(
             out_dir,

@@ -35,8 +35,6 @@ and ``lock_in_regret`` (the regret of the rounds inside them).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -49,7 +47,7 @@ from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.delay import FeedbackDelay
 from causalbandits.envs.semibandit_instances import synthetic_instances
-from causalbandits.experiments.runner import run_tasks
+from causalbandits.experiments.runner import config_fingerprint, run_header, run_tasks
 from causalbandits.policies.ftrl import FTRLHybrid
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB, TABLE_I_XI
 from causalbandits.policies.oracle import Oracle
@@ -226,8 +224,7 @@ class SyntheticExperiment:
         return out
 
     def fingerprint(self) -> str:
-        text = json.dumps(self.config(), sort_keys=True, default=str)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        return config_fingerprint(self.config())
 
     def with_replicates(self, replicates: int) -> SyntheticExperiment:
         """The same experiment with ``replicates`` runs (``reproduce --replicates``)."""
@@ -338,12 +335,7 @@ class SyntheticExperiment:
         The graph learners (slowest) first; the order does not change any number.
         """
         tasks = self.tasks()
-        header = {
-            "experiment": self.name,
-            "kind": "run",
-            "fingerprint": self.fingerprint(),
-            "config": self.config(),
-        }
+        header = run_header(self.name, self.config())
         records = [
             {
                 "id": t.id,

@@ -48,8 +48,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -75,7 +73,7 @@ from causalbandits.estimators.validated_lasso import (
     spectral_radius,
     validation_error,
 )
-from causalbandits.experiments.runner import run_tasks
+from causalbandits.experiments.runner import config_fingerprint, run_header, run_tasks
 from causalbandits.papers.ndc_sem_covid_tuning import (
     PAPER_GAMMA_GRID,
     PAPER_XI_GRID,
@@ -269,8 +267,7 @@ class CovidExperiment:
         return out
 
     def fingerprint(self) -> str:
-        text = json.dumps(self.config(), sort_keys=True, default=str)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        return config_fingerprint(self.config())
 
     def with_replicates(self, replicates: int) -> CovidExperiment:
         """The same experiment with ``replicates`` seeds (``reproduce --replicates``)."""
@@ -335,12 +332,7 @@ class CovidExperiment:
         """
         path = resolve_data_path(self.data_path)
         tuning, tasks = self.tuning_tasks(), self.tasks()
-        header = {
-            "experiment": self.name,
-            "kind": "run",
-            "fingerprint": self.fingerprint(),
-            "config": self.config(),
-        }
+        header = run_header(self.name, self.config())
         records = [
             {"id": t.id, "unit": t.unit, "seeds": [t.start, t.stop], "tuning": True} for t in tuning
         ] + [{"id": t.id, "unit": t.unit, "seeds": [t.start, t.stop]} for t in tasks]

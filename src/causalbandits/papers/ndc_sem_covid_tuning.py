@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from causalbandits.estimators.validated_lasso import check_positive_grid
 from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM
 
 #: App. VII-D5: the discount factors searched (verbatim).
@@ -69,20 +70,9 @@ def check_exploration_grid(
     values: Sequence[float] | np.ndarray, name: str, upper: float | None
 ) -> tuple[float, ...]:
     """A grid of ``gamma`` (``upper = 1``: values in ``(0, 1]``) or ``xi`` (``upper = None``:
-    values ``> 0``), sorted; raise for an empty grid, bad values or duplicates."""
-    array = np.asarray(values, dtype=float).reshape(-1)
-    if array.size == 0:
-        raise ValueError(f"the {name} grid is empty")
-    bad = ~np.isfinite(array) | (array <= 0)
-    if upper is not None:
-        bad |= array > upper
-    if bad.any():
-        bound = f"in (0, {upper:g}]" if upper is not None else "> 0"
-        raise ValueError(f"{name} grid values must be finite and {bound}, got {array.tolist()}")
-    ordered = np.sort(array)
-    if np.any(np.diff(ordered) == 0):
-        raise ValueError(f"the {name} grid has duplicated values: {array.tolist()}")
-    return tuple(float(v) for v in ordered)
+    values ``> 0``), sorted (:func:`~causalbandits.estimators.validated_lasso.
+    check_positive_grid`)."""
+    return tuple(float(v) for v in check_positive_grid(values, name, upper))
 
 
 def exploration_pairs(

@@ -150,7 +150,13 @@ class NDCSEM:
         exogenous = arrived.z if self.graph_input == "z" else arrived.b
         if exogenous is None:
             raise ValueError("graph_input='b' needs feedback that reveals b")
-        self.lasso.add(arrived.y, exogenous, received)
+        self._learn_graph(arrived.rounds, received, arrived.y, exogenous)
+
+    def _learn_graph(
+        self, rounds: np.ndarray, received: np.ndarray, y: np.ndarray, exogenous: np.ndarray
+    ) -> None:
+        """Give the graph learner of eq. 9 the arrived rounds ``(y, z or b)``."""
+        self.lasso.add(y, exogenous, received)
 
     @property
     def adjacency(self) -> np.ndarray:

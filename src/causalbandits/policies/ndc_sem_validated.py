@@ -31,7 +31,6 @@ from causalbandits.estimators.validated_lasso import (
     check_lambda_grid,
 )
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
-from causalbandits.policies.semibandit import collect_arrivals
 
 
 class _ValidatedGraph:
@@ -93,16 +92,11 @@ class _ValidatedGraph:
         )
         self.lasso = SharedValidatedSEMLasso(len(seeds), learner) if self.shared_graph else learner
 
-    def update(self, actions: np.ndarray, feedback: object) -> None:
-        """Eq. 10 statistics as in NDC-SEM; the graph learner also gets the arrival rounds."""
-        arrived = collect_arrivals(actions, feedback, self.t, len(self.h))
-        self.arms.advance(actions)
-        received = arrived.received
-        self.arms.receive(np.where(received, arrived.rounds, 0), arrived.actions, arrived.z)
-        exogenous = arrived.z if self.graph_input == "z" else arrived.b
-        if exogenous is None:
-            raise ValueError("graph_input='b' needs feedback that reveals b")
-        self.lasso.add(np.where(received, arrived.rounds, 0), arrived.y, exogenous)
+    def _learn_graph(
+        self, rounds: np.ndarray, received: np.ndarray, y: np.ndarray, exogenous: np.ndarray
+    ) -> None:
+        """The validated learner also needs the arrival rounds (training or validation day)."""
+        self.lasso.add(np.where(received, rounds, 0), y, exogenous)
 
 
 class ValidatedNDCSEM(_ValidatedGraph, NDCSEM):
