@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from causalbandits.envs.csl_ucb import make_environment
 from causalbandits.experiments import simulate
-from causalbandits.papers.csl_ucb_env import make_environment
 from causalbandits.policies import POLICIES
 
 HORIZON = 1500

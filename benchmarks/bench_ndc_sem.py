@@ -28,7 +28,11 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from causalbandits.papers.ndc_sem import ALGORITHMS, SyntheticExperiment, simulate_semibandit
+from causalbandits.papers.ndc_sem.synthetic import (
+    ALGORITHMS,
+    SyntheticExperiment,
+    simulate_semibandit,
+)
 from causalbandits.random import stable_hash
 
 SWEEP_TARGET_SECONDS = 120

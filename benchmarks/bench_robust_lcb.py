@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.experiments import run_experiment
-from causalbandits.papers.robust_lcb import PAPER_DEVIATIONS, fig1c
-from causalbandits.papers.robust_lcb_env import make_environment
+from causalbandits.papers.robust_lcb.figures import PAPER_DEVIATIONS, fig1c
 from causalbandits.policies import POLICIES
 
 PEER_MS_PER_ROUND = 1.7

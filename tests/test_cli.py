@@ -10,12 +10,13 @@ import pytest
 
 from causalbandits.cli import main
 from causalbandits.experiments import (
-    EXPERIMENTS,
     AlgorithmSpec,
     ExperimentSpec,
+    SpecExperiment,
     plot_regret_curves,
     read_manifest,
 )
+from causalbandits.papers.catalogue import EXPERIMENTS
 
 
 def small_spec(replicates: int = 4) -> ExperimentSpec:
@@ -34,10 +35,8 @@ def small_spec(replicates: int = 4) -> ExperimentSpec:
     )
 
 
-@dataclass
-class TinyPaperExperiment:
-    spec: ExperimentSpec
-
+@dataclass(frozen=True)
+class TinyPaperExperiment(SpecExperiment):
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         return [plot_regret_curves(df, out_dir / "tiny.png")]
 
@@ -52,7 +51,7 @@ def tiny(quick: bool) -> TinyPaperExperiment:
 
 @pytest.fixture
 def catalogue(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(EXPERIMENTS, "tiny", "tests.test_cli:tiny")
+    monkeypatch.setitem(EXPERIMENTS, "tiny", tiny)
 
 
 def test_unknown_experiment_exits_2_and_lists_known_names(
@@ -93,7 +92,8 @@ def test_reproduce_writes_results_report_and_plots(
     assert list(table.deviation_budget) == [2, 10]
     assert (table.t == 100).all() and (table.replicates == 3).all()
     assert (out / "tiny.png").stat().st_size > 0
-    assert read_manifest(out)["metadata"] == {"catalogue": "tiny", "quick": True}
+    metadata = {"catalogue": "tiny", "quick": True, "replicates": 3}
+    assert read_manifest(out)["metadata"] == metadata
 
     (out / "tiny.png").unlink()
     assert main(["plot", str(out)]) == 0

@@ -3,9 +3,9 @@ import pandas as pd
 import pytest
 
 from causalbandits.envs import random_csl_bandit
+from causalbandits.envs.csl_ucb import make_environment
 from causalbandits.experiments import simulate
-from causalbandits.papers.csl_ucb import block_shares, build_report
-from causalbandits.papers.csl_ucb_env import make_environment
+from causalbandits.papers.csl_ucb.bandits import block_shares, build_report
 from causalbandits.policies import CSLUCB
 
 
@@ -104,7 +104,7 @@ def test_block_shares_and_report_against_hand_numbers():
 
 
 def test_ranking_verdict_allows_inversions_within_one_standard_error():
-    from causalbandits.papers.csl_ucb import ranking_verdict
+    from causalbandits.papers.csl_ucb.bandits import ranking_verdict
 
     expected = ["a", "b", "c"]
     error = pd.Series({"a": 3.0, "b": 4.0, "c": 0.0})

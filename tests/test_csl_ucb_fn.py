@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from causalbandits.papers.csl_ucb_env import make_environment
-from causalbandits.papers.csl_ucb_fn import (
+from causalbandits.envs.csl_ucb import make_environment
+from causalbandits.papers.csl_ucb.fn_errors import (
     FNImpactExperiment,
     build_report,
     error_gap,

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from causalbandits.cli import main
-from causalbandits.experiments import EXPERIMENTS, read_manifest
-from causalbandits.papers.csl_ucb_graphs import (
+from causalbandits.experiments import read_manifest
+from causalbandits.papers.catalogue import EXPERIMENTS
+from causalbandits.papers.csl_ucb.graphs import (
     METHODS,
     GraphIdentificationExperiment,
     Task,

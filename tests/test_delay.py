@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from causalbandits.envs.delay import DELAY_STREAM, DelayedFeedback, FeedbackDelay
+from causalbandits.envs.delay import DelayedFeedback, FeedbackDelay
 from causalbandits.envs.random_systems import random_csl_bandit
 from causalbandits.envs.semibandit import SemiBanditFeedback, ndc_synthetic_env
-from causalbandits.random import as_seed_sequences, derive
+from causalbandits.random import SubStream, as_seed_sequences, derive
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def _semi(seed: int, horizon: int):
 
 def _expected_delays(seed: int, replicates: int, horizon: int, low: int, high: int) -> np.ndarray:
     """The delays (R, T) regenerated from the documented stream, independently of the wrapper."""
-    seeds = derive(as_seed_sequences(seed, replicates), DELAY_STREAM)
+    seeds = derive(as_seed_sequences(seed, replicates), SubStream.DELAY)
     return np.array(
         [np.random.default_rng(s).integers(low, high + 1, size=256)[:horizon] for s in seeds]
     )

@@ -13,7 +13,7 @@ from causalbandits.envs import (
     swapped_mechanisms,
 )
 from causalbandits.envs.deviations import depth_groups
-from causalbandits.papers.robust_lcb_env import make_environment, robust_lcb_sem
+from causalbandits.envs.robust_lcb import make_environment, robust_lcb_sem
 
 
 @pytest.fixture

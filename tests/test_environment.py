@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from causalbandits.envs import ActionSet, InvalidActionError, LinearSEMBandit
+from causalbandits.envs.robust_lcb import make_environment, robust_lcb_sem
 from causalbandits.graphs import CausalDAG
-from causalbandits.papers.robust_lcb_env import make_environment, robust_lcb_sem
 from causalbandits.scm import LinearSEM, UniformNoise
 
 from .conftest import random_sem

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.experiments import checkpoint_rounds, simulate
-from causalbandits.papers.robust_lcb_env import make_environment
 from causalbandits.random import replicate_seeds
 
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from causalbandits.envs import ActionSet
+from causalbandits.envs.robust_lcb import robust_lcb_sem
 from causalbandits.graphs import CausalDAG, robust_lcb_graph
-from causalbandits.papers.robust_lcb_env import robust_lcb_sem
 from causalbandits.scm import LinearSEM, UniformNoise
 
 from .conftest import random_sem

@@ -15,7 +15,7 @@ from causalbandits.estimators.validated_lasso import (
     predict_overall,
     validation_error,
 )
-from causalbandits.papers.ndc_sem_covid import (
+from causalbandits.papers.ndc_sem.covid import (
     COLUMNS,
     DATA_ENV,
     CovidExperiment,
@@ -23,7 +23,7 @@ from causalbandits.papers.ndc_sem_covid import (
     resolve_data_path,
     selection_matrix,
 )
-from causalbandits.papers.ndc_sem_covid_report import reward_summary, selection_sets
+from causalbandits.papers.ndc_sem.covid_report import reward_summary, selection_sets
 from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM, ValidatedSEMUCB
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -10,8 +10,8 @@ from causalbandits.data.italy_covid import ItalyCovidBandit
 from causalbandits.envs.delay import FeedbackDelay
 from causalbandits.estimators.discounted import DiscountedArmStatistics
 from causalbandits.estimators.validated_lasso import SharedValidatedSEMLasso, ValidatedSEMLasso
-from causalbandits.papers.ndc_sem_covid import CovidExperiment, covid
-from causalbandits.papers.ndc_sem_covid_tuning import (
+from causalbandits.papers.ndc_sem.covid import CovidExperiment, covid
+from causalbandits.papers.ndc_sem.covid_tuning import (
     PAPER_GAMMA_GRID,
     PAPER_XI_GRID,
     check_exploration_grid,

@@ -11,7 +11,7 @@ import pytest
 from causalbandits.envs import FeedbackDelay, ndc_synthetic_env
 from causalbandits.envs.semibandit_instances import SemiBanditInstances, synthetic_instances
 from causalbandits.experiments.simulate import simulate
-from causalbandits.papers.ndc_sem import (
+from causalbandits.papers.ndc_sem.synthetic import (
     ALL_ALGORITHMS,
     TUNING_SEED,
     SyntheticExperiment,
@@ -19,8 +19,8 @@ from causalbandits.papers.ndc_sem import (
     simulate_semibandit,
     synthetic,
 )
-from causalbandits.papers.ndc_sem_report import optimality_ratio
-from causalbandits.papers.ndc_sem_tuning import choose_lambda, choose_xi, tune_xi
+from causalbandits.papers.ndc_sem.synthetic_report import optimality_ratio
+from causalbandits.papers.ndc_sem.synthetic_tuning import choose_lambda, choose_xi, tune_xi
 from causalbandits.policies import Oracle
 from causalbandits.random import replicate_seeds
 

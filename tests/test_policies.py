@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from causalbandits.papers.robust_lcb_env import make_environment
+from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.policies import POLICIES, UCB1, LinSEMTS, LinSEMUCB, RobustLCB
 
 

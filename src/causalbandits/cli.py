@@ -9,25 +9,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from causalbandits.experiments.catalogue import (
+from causalbandits.experiments.plots import standard_plots
+from causalbandits.experiments.protocol import Experiment, SpecExperiment
+from causalbandits.experiments.runner import BACKENDS
+from causalbandits.experiments.spec import ExperimentSpec
+from causalbandits.experiments.store import load_results, read_manifest
+from causalbandits.papers.catalogue import (
     EXPERIMENTS,
-    PaperExperiment,
-    RunPaperExperiment,
     UnknownExperimentError,
     describe,
     load_experiment,
 )
-from causalbandits.experiments.metrics import final, summarise
-from causalbandits.experiments.plots import standard_plots
-from causalbandits.experiments.runner import BACKENDS, run_experiment
-from causalbandits.experiments.spec import ExperimentSpec
-from causalbandits.experiments.store import load_results, read_manifest, write_manifest
-
-
-def _write_table(df: pd.DataFrame, out_dir: Path) -> Path:
-    path = out_dir / "results.csv"
-    summarise(final(df)).to_csv(path, index=False)
-    return path
 
 
 def _print_paths(paths: Sequence[Path]) -> None:
@@ -37,62 +29,43 @@ def _print_paths(paths: Sequence[Path]) -> None:
 
 def _reproduce(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.experiment, args.quick)
-    if hasattr(experiment, "run"):
-        return _reproduce_run(args, experiment)
-    spec = experiment.spec
     name = args.experiment + ("-quick" if args.quick else "")
     if args.replicates is not None:
-        spec = spec.replace(replicates=args.replicates)
+        experiment = experiment.with_replicates(args.replicates)
         name += f"-r{args.replicates}"
     out_dir = Path(args.out or Path("results") / name)
     metadata = {"catalogue": args.experiment, "quick": args.quick}
-    df = run_experiment(spec, out_dir, args.jobs, args.backend, not args.no_progress, metadata)
-    return _finish_reproduce(experiment, df, out_dir, [_write_table(df, out_dir)])
-
-
-def _reproduce_run(args: argparse.Namespace, experiment: RunPaperExperiment) -> int:
-    """A run-based experiment (no bandit spec): it computes its own long results table."""
-    name = args.experiment + ("-quick" if args.quick else "")
     if args.replicates is not None:
-        with_replicates = getattr(experiment, "with_replicates", None)
-        if with_replicates is None:
-            raise ValueError(f"experiment {args.experiment!r} does not support --replicates")
-        experiment = with_replicates(args.replicates)
-        name += f"-r{args.replicates}"
-    out_dir = Path(args.out or Path("results") / name)
-    df = experiment.run(out_dir, args.jobs, args.backend, not args.no_progress)
-    manifest = read_manifest(out_dir)
-    if manifest is not None:  # lets ``causalbandits plot`` find the experiment again
-        manifest.setdefault("metadata", {}).update(
-            {"catalogue": args.experiment, "quick": args.quick}
-        )
-        write_manifest(out_dir, manifest)
-    tables = [out_dir / "results.parquet", out_dir / "results.csv"]
-    df.to_parquet(tables[0], index=False)
-    df.to_csv(tables[1], index=False)
-    return _finish_reproduce(experiment, df, out_dir, tables)
-
-
-def _finish_reproduce(
-    experiment: PaperExperiment | RunPaperExperiment,
-    df: pd.DataFrame,
-    out_dir: Path,
-    tables: Sequence[Path],
-) -> int:
-    paths = [*tables, *experiment.plot(df, out_dir)]
+        metadata["replicates"] = args.replicates
+    df = _execute(experiment, out_dir, args, metadata)
     report = experiment.report(df)
-    report_path = out_dir / "report.md"
-    report_path.write_text(report.rstrip("\n") + "\n", encoding="utf-8")
-    print(report)
-    _print_paths([*paths, report_path])
+    paths = [*experiment.write_tables(df, out_dir), *experiment.plot(df, out_dir)]
+    if report:
+        report_path = out_dir / "report.md"
+        report_path.write_text(report.rstrip("\n") + "\n", encoding="utf-8")
+        paths.append(report_path)
+        print(report)
+    _print_paths(paths)
     return 0
 
 
+def _execute(
+    experiment: Experiment, out_dir: Path, args: argparse.Namespace, metadata: dict | None = None
+) -> pd.DataFrame:
+    return experiment.run(
+        out_dir,
+        jobs=args.jobs,
+        backend=args.backend,
+        progress=not args.no_progress,
+        metadata=metadata,
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
-    spec = ExperimentSpec.from_yaml(args.spec)
-    out_dir = Path(args.out or Path("results") / spec.name)
-    df = run_experiment(spec, out_dir, args.jobs, args.backend, not args.no_progress)
-    _print_paths([_write_table(df, out_dir), *standard_plots(df, out_dir, spec.sweep)])
+    experiment = SpecExperiment(ExperimentSpec.from_yaml(args.spec))
+    out_dir = Path(args.out or Path("results") / experiment.name)
+    df = _execute(experiment, out_dir, args)
+    _print_paths([*experiment.write_tables(df, out_dir), *experiment.plot(df, out_dir)])
     return 0
 
 
@@ -105,6 +78,8 @@ def _plot(args: argparse.Namespace) -> int:
     metadata = manifest["metadata"]
     if "catalogue" in metadata:
         experiment = load_experiment(metadata["catalogue"], metadata["quick"])
+        if "replicates" in metadata:
+            experiment = experiment.with_replicates(metadata["replicates"])
         paths = experiment.plot(df, out_dir)
     else:
         paths = standard_plots(df, out_dir, manifest["spec"].get("sweep"))
@@ -134,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("experiment", help="a name shown by 'causalbandits list'")
     reproduce.add_argument("--quick", action="store_true", help="a small version (smoke run)")
     reproduce.add_argument(
-        "--replicates", type=int, help="override the number of replicates (runs, for E1)"
+        "--replicates", type=int, help="independent replicates (instance and noise)"
     )
     _add_run_options(reproduce)
     reproduce.set_defaults(handler=_reproduce)

@@ -1,21 +1,58 @@
-"""Seeding conventions: ``SeedSequence`` keys per (instance, replicate, stream).
+"""Seeding conventions: one ``SeedSequence`` key layout and one table of stream ids.
 
 Every random draw of an experiment comes from a stream keyed by what it belongs to, never
 from a global seed, so that results do not depend on how replicates are split over workers.
+The key of a top-level stream is ``SeedSequence(root, spawn_key=(setting, replicate,
+stream))`` (:func:`replicate_seeds`); a component that needs a further stream of the same
+owner derives it with :func:`derive`. All stream ids are the members of :class:`Stream`, so
+no two components can draw from the same stream by accident.
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Sequence
+from enum import IntEnum
 
 import numpy as np
 
 RNGLike = int | np.random.Generator | np.random.SeedSequence | None
 
-#: Stream identifiers used as the last element of a spawn key.
-NOISE_STREAM = 0
-POLICY_STREAM = 1
+
+class Stream(IntEnum):
+    """Top-level stream ids: the last element of a spawn key (:func:`replicate_seeds`).
+
+    ``NOISE`` is the environment's noise (the same for every algorithm: common random
+    numbers); ``POLICY`` plus :func:`stable_hash` of the algorithm's label is a policy's own
+    randomness (:func:`policy_stream`); ``INSTANCE`` draws a replicate's random instance
+    (system, graph, means); ``SAMPLE`` an experiment's data sample (e.g. a KDE sample);
+    ``OBSERVATIONAL``, ``INTERVENTIONAL`` and ``ESTIMATOR`` the data and the estimator
+    randomness of experiments that are not bandits.
+    """
+
+    NOISE = 0
+    POLICY = 1
+    INSTANCE = 2
+    SAMPLE = 3
+    OBSERVATIONAL = 4
+    INTERVENTIONAL = 5
+    ESTIMATOR = 6
+
+
+class SubStream(IntEnum):
+    """Ids of streams derived from a replicate's seed (:func:`derive`), appended to its key.
+
+    ``POSTERIOR``: Thompson-sampling draws (from the policy seeds); ``DELAY``: random
+    feedback delays (from the noise seeds).
+    """
+
+    POSTERIOR = 1
+    DELAY = 2
+
+
+#: Kept as names for the two streams every bandit run uses.
+NOISE_STREAM = Stream.NOISE
+POLICY_STREAM = Stream.POLICY
 
 
 def as_generator(rng: RNGLike) -> np.random.Generator:
@@ -30,6 +67,11 @@ def stable_hash(label: str) -> int:
     return zlib.crc32(label.encode("utf-8"))
 
 
+def policy_stream(label: str) -> int:
+    """The stream id of the policy labelled ``label``: ``POLICY + stable_hash(label)``."""
+    return int(Stream.POLICY) + stable_hash(label)
+
+
 def replicate_seeds(
     root: int, instance: int, replicates: Sequence[int], stream: int
 ) -> list[np.random.SeedSequence]:
@@ -38,12 +80,15 @@ def replicate_seeds(
     The key ``(instance, replicate, stream)`` fixes the numbers a replicate sees, whatever
     the chunk of replicates or the worker it runs in.
     """
-    return [np.random.SeedSequence(root, spawn_key=(instance, int(r), stream)) for r in replicates]
+    return [
+        np.random.SeedSequence(root, spawn_key=(int(instance), int(r), int(stream)))
+        for r in replicates
+    ]
 
 
 def derive(seeds: Sequence[np.random.SeedSequence], stream: int) -> list[np.random.SeedSequence]:
     """Independent child sequences (one per replicate) for a further stream of the same owner."""
-    return [np.random.SeedSequence(s.entropy, spawn_key=(*s.spawn_key, stream)) for s in seeds]
+    return [np.random.SeedSequence(s.entropy, spawn_key=(*s.spawn_key, int(stream))) for s in seeds]
 
 
 def as_seed_sequences(

@@ -19,10 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from causalbandits.random import ReplicateStream, as_seed_sequences, derive
-
-#: Stream of the delays, derived from each replicate's environment seed.
-DELAY_STREAM = 2
+from causalbandits.random import ReplicateStream, SubStream, as_seed_sequences, derive
 
 
 @dataclass(frozen=True)
@@ -129,7 +126,7 @@ class FeedbackDelay:
         self._replicates = len(seeds)
         low, high = self.delay, self.max_delay
         self._delays = ReplicateStream(
-            derive(seeds, DELAY_STREAM), (), lambda g, size: g.integers(low, high + 1, size)
+            derive(seeds, SubStream.DELAY), (), lambda g, size: g.integers(low, high + 1, size)
         )
         self._pending = {}
         self.t = 0

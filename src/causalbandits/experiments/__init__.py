@@ -1,12 +1,17 @@
-"""Experiments: spec -> runner (seeds, backends, resume) -> results store -> metrics -> plots."""
+"""Experiments: spec -> round loop with recorders -> runner (seeds, backends, resume) ->
+results store -> metrics -> report kit -> plots; one protocol for every experiment."""
 
-from causalbandits.experiments.catalogue import EXPERIMENTS, PaperExperiment, load_experiment
+from causalbandits.experiments.grid import GridTask, TaskGrid
 from causalbandits.experiments.metrics import final, summarise
 from causalbandits.experiments.plots import (
     plot_final_vs_parameter,
     plot_regret_curves,
+    save_figure,
     standard_plots,
 )
+from causalbandits.experiments.protocol import Experiment, SpecExperiment
+from causalbandits.experiments.recorders import RECORDERS, Recorder
+from causalbandits.experiments.report import Claim, claims_table, markdown_table, mean_pm
 from causalbandits.experiments.runner import Task, make_tasks, run_experiment, run_task
 from causalbandits.experiments.simulate import checkpoint_rounds, compare, results_frame, simulate
 from causalbandits.experiments.spec import ENVIRONMENTS, AlgorithmSpec, ExperimentSpec
@@ -14,23 +19,31 @@ from causalbandits.experiments.store import load_results, read_manifest
 
 __all__ = [
     "ENVIRONMENTS",
-    "EXPERIMENTS",
+    "RECORDERS",
     "AlgorithmSpec",
+    "Claim",
+    "Experiment",
     "ExperimentSpec",
-    "PaperExperiment",
+    "GridTask",
+    "Recorder",
+    "SpecExperiment",
     "Task",
+    "TaskGrid",
     "checkpoint_rounds",
+    "claims_table",
     "compare",
     "final",
-    "load_experiment",
     "load_results",
     "make_tasks",
+    "markdown_table",
+    "mean_pm",
     "plot_final_vs_parameter",
     "plot_regret_curves",
     "read_manifest",
     "results_frame",
     "run_experiment",
     "run_task",
+    "save_figure",
     "simulate",
     "standard_plots",
     "summarise",

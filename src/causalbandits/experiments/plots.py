@@ -7,6 +7,7 @@ never changes the user's global backend and works on machines without a display.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -17,10 +18,11 @@ from causalbandits.experiments.metrics import Z95, final, parameter_columns, sum
 LABELS = {"cum_regret": "cumulative regret", "optimal_share": "share of optimal actions"}
 
 
-def _save(figure: Figure, out_path: str | Path) -> Path:
+def save_figure(figure: Figure, out_path: str | Path, dpi: int = 150) -> Path:
+    """Save ``figure`` (creating the folder) and return the path: the one figure writer."""
     path = Path(out_path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=150, bbox_inches="tight")
+    figure.savefig(path, dpi=dpi, bbox_inches="tight")
     return path
 
 
@@ -31,9 +33,14 @@ def _setting_title(rows: pd.DataFrame, parameters: list[str]) -> str:
 
 
 def plot_regret_curves(
-    df: pd.DataFrame, out_path: str | Path, metric: str = "cum_regret", title: str | None = None
+    df: pd.DataFrame,
+    out_path: str | Path,
+    metric: str = "cum_regret",
+    title: str | None = None,
+    change_points: Sequence[int] = (),
 ) -> Path:
-    """``metric`` vs round with its 95% band, one line per algorithm, one panel per setting."""
+    """``metric`` vs round with its 95% band, one line per algorithm, one panel per setting;
+    dotted vertical lines mark the ``change_points``."""
     summary = summarise(df)
     parameters = parameter_columns(df)
     settings = list(summary["setting"].unique())
@@ -53,6 +60,8 @@ def plot_regret_curves(
                 alpha=0.2,
                 linewidth=0,
             )
+        for point in change_points:
+            ax.axvline(point, color="grey", linestyle=":", linewidth=1)
         ax.set_title(_setting_title(rows, parameters), fontsize="medium")
         ax.set_xlabel("round t")
         ax.set_ylabel(LABELS.get(metric, metric))
@@ -61,7 +70,7 @@ def plot_regret_curves(
     axes[0].legend(fontsize="small")
     if title:
         figure.suptitle(title)
-    return _save(figure, out_path)
+    return save_figure(figure, out_path)
 
 
 def plot_final_vs_parameter(
@@ -104,7 +113,7 @@ def plot_final_vs_parameter(
     ax.legend(fontsize="small")
     if title:
         ax.set_title(title)
-    return _save(figure, out_path)
+    return save_figure(figure, out_path)
 
 
 def standard_plots(df: pd.DataFrame, out_dir: str | Path, sweep: str | None = None) -> list[Path]:

@@ -10,6 +10,7 @@ algorithm's own randomness comes from a stream keyed by its label.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
@@ -25,6 +27,7 @@ from tqdm.auto import tqdm
 
 from causalbandits import __version__
 from causalbandits.experiments.change_metrics import detection_columns
+from causalbandits.experiments.recorders import RECORDERS, default_recorders
 from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.experiments.spec import ExperimentSpec, resolve_environment, resolve_policy
 from causalbandits.experiments.store import (
@@ -35,7 +38,7 @@ from causalbandits.experiments.store import (
     write_manifest,
     write_task_frame,
 )
-from causalbandits.random import NOISE_STREAM, POLICY_STREAM, replicate_seeds, stable_hash
+from causalbandits.random import Stream, policy_stream, replicate_seeds
 
 BACKENDS = ("loky", "ray")
 
@@ -66,22 +69,47 @@ def make_tasks(spec: ExperimentSpec) -> list[Task]:
     ]
 
 
+def build_environment(spec: ExperimentSpec, setting: int, replicates: Sequence[int]) -> Any:
+    """The environment of ``replicates`` of one setting, reset with their noise streams.
+
+    A factory with an ``instance_seeds`` parameter gets one instance seed per replicate
+    (stream ``INSTANCE``), so that every replicate draws its own instance.
+    """
+    factory = resolve_environment(spec.environment)
+    params = {**spec.env_params, **spec.settings[setting]}
+    if "instance_seeds" in inspect.signature(factory).parameters:
+        params["instance_seeds"] = replicate_seeds(spec.seed, setting, replicates, Stream.INSTANCE)
+    env = factory(horizon=spec.horizon, **params)
+    env.reset(replicate_seeds(spec.seed, setting, replicates, Stream.NOISE))
+    return env
+
+
+def build_policy(
+    spec: ExperimentSpec, algorithm: int, setting: int, env: Any, replicates: Sequence[int]
+) -> Any:
+    """Algorithm ``algorithm`` of ``spec`` for ``env`` (see :class:`AlgorithmSpec`), reset
+    with its own stream."""
+    entry = spec.algorithms[algorithm]
+    cls = resolve_policy(entry.policy)
+    params = entry.params_for(spec.settings[setting])
+    maker = getattr(cls, "from_environment", None)
+    policy = maker(env, **params) if maker is not None else cls(env.problem, **params)
+    policy.reset(replicate_seeds(spec.seed, setting, replicates, policy_stream(entry.label)))
+    return policy
+
+
 def run_task(spec: ExperimentSpec, task: Task) -> pd.DataFrame:
     """Simulate one task with one BLAS thread; return its rows of the long results table."""
     setting = spec.settings[task.setting]
-    algorithm = spec.algorithms[task.algorithm]
     replicates = range(task.start, task.stop)
     with threadpool_limits(limits=1):
-        factory = resolve_environment(spec.environment)
-        env = factory(horizon=spec.horizon, **{**spec.env_params, **setting})
-        env.reset(replicate_seeds(spec.seed, task.setting, replicates, NOISE_STREAM))
-        policy = resolve_policy(algorithm.policy)(env.problem, **algorithm.params)
-        policy_stream = POLICY_STREAM + stable_hash(algorithm.label)
-        policy.reset(replicate_seeds(spec.seed, task.setting, replicates, policy_stream))
-        result = simulate(env, policy, spec.checkpoints)
+        env = build_environment(spec, task.setting, replicates)
+        policy = build_policy(spec, task.algorithm, task.setting, env, replicates)
+        recorders = [*default_recorders(), *(RECORDERS[name](env) for name in spec.recorders)]
+        result = simulate(env, policy, np.asarray(spec.checkpoints), recorders)
     return results_frame(
         result,
-        algorithm.label,
+        spec.algorithms[task.algorithm].label,
         replicates,
         detection_columns(env, policy),
         experiment=spec.name,
@@ -195,6 +223,7 @@ def run_tasks(
     records: list[dict[str, Any]],
     run_one: Callable[[Any, Any], pd.DataFrame],
     context: Any,
+    *,
     jobs: int = 1,
     backend: str = "loky",
     progress: bool = True,
@@ -253,6 +282,7 @@ def run_tasks(
 def run_experiment(
     spec: ExperimentSpec,
     out_dir: str | Path,
+    *,
     jobs: int = 1,
     backend: str = "loky",
     progress: bool = True,
@@ -279,5 +309,14 @@ def run_experiment(
         for t in tasks
     ]
     return run_tasks(
-        out_dir, header, tasks, records, run_task, spec, jobs, backend, progress, metadata
+        out_dir,
+        header,
+        tasks,
+        records,
+        run_task,
+        spec,
+        jobs=jobs,
+        backend=backend,
+        progress=progress,
+        metadata=metadata,
     )

@@ -1,4 +1,5 @@
-"""The round loop: one policy against one environment, all replicates at once."""
+"""The round loop (one policy against one environment, all replicates at once), its long
+results table and :func:`compare`, the quickest way to put policies side by side."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from causalbandits.random import NOISE_STREAM, POLICY_STREAM, replicate_seeds, stable_hash
+from causalbandits.experiments.recorders import Recorder, default_recorders
+from causalbandits.random import Stream, policy_stream, replicate_seeds
 
 
 def checkpoint_rounds(horizon: int, count: int) -> np.ndarray:
@@ -19,13 +21,21 @@ def checkpoint_rounds(horizon: int, count: int) -> np.ndarray:
     return np.unique((k * horizon + count - 1) // count)
 
 
-def simulate(env: Any, policy: Any, checkpoints: int | np.ndarray) -> dict[str, np.ndarray]:
-    """Run ``env.horizon`` rounds of ``policy`` on ``env`` (both already reset).
+def simulate(
+    env: Any,
+    policy: Any,
+    checkpoints: int | np.ndarray,
+    recorders: Sequence[Recorder] | None = None,
+) -> dict[str, np.ndarray]:
+    """The round loop: ``policy`` against ``env`` (both already reset), all replicates at once.
 
-    ``checkpoints`` is a count of evenly spaced rounds or an increasing array of 1-based
-    rounds; the loop stops after the last checkpoint. Returns ``t`` (n,); ``cum_regret``
-    (n, R), the cumulative pseudo-regret after round ``t``; and ``optimal_share`` (n, R), the
-    share of optimal actions in rounds 1..t.
+    Each round the policy selects one action per replicate, the recorders see the actions
+    (while the regret oracle still describes the round), the environment steps and the
+    policy learns from the feedback. ``checkpoints`` is a count of evenly spaced rounds or an
+    increasing array of 1-based rounds; the loop stops after the last checkpoint.
+    ``recorders`` default to :func:`~causalbandits.experiments.recorders.default_recorders`
+    (``cum_regret`` and ``optimal_share``). Returns ``t`` (n,) and every recorder's columns,
+    each ``(n, R)``.
     """
     horizon = int(env.horizon)
     if np.ndim(checkpoints) == 0:
@@ -36,28 +46,26 @@ def simulate(env: Any, policy: Any, checkpoints: int | np.ndarray) -> dict[str, 
             raise ValueError(f"checkpoint rounds must lie in 1..{horizon}")
         if np.any(np.diff(rounds) <= 0):
             raise ValueError("checkpoint rounds must be strictly increasing")
-    cum_regret = optimal_count = regret_at = share_at = None
-    k, next_round = 0, rounds[0]
-    for t in range(1, horizon + 1):
+    recorders = default_recorders() if recorders is None else list(recorders)
+    k = 0
+    for t in range(1, int(rounds[-1]) + 1):
         actions = policy.select()
-        regret = env.pseudo_regret(actions)
-        optimal = env.is_optimal(actions)
+        if t == 1:
+            for recorder in recorders:
+                recorder.start(env, policy, rounds, len(actions))
+        for recorder in recorders:
+            recorder.on_action(t, actions)
         policy.update(actions, env.step(actions))
-        if cum_regret is None:
-            cum_regret = np.zeros(len(actions))
-            optimal_count = np.zeros(len(actions))
-            regret_at = np.empty((len(rounds), len(actions)))
-            share_at = np.empty((len(rounds), len(actions)))
-        cum_regret += regret
-        optimal_count += optimal
-        if t == next_round:
-            regret_at[k] = cum_regret
-            np.divide(optimal_count, t, out=share_at[k])
+        for recorder in recorders:
+            recorder.after_update(t, actions)
+        if t == rounds[k]:
+            for recorder in recorders:
+                recorder.on_checkpoint(k, t)
             k += 1
-            if k == len(rounds):
-                break
-            next_round = rounds[k]
-    return {"t": rounds, "cum_regret": regret_at, "optimal_share": share_at}
+    out: dict[str, np.ndarray] = {"t": rounds}
+    for recorder in recorders:
+        out.update(recorder.result())
+    return out
 
 
 def results_frame(
@@ -67,7 +75,8 @@ def results_frame(
     per_replicate: Mapping[str, np.ndarray] | None = None,
     **columns: Any,
 ) -> pd.DataFrame:
-    """The long table of one :func:`simulate` result: one row per (replicate, checkpoint).
+    """The long table of one :func:`simulate` result: one row per (replicate, checkpoint),
+    one column per recorded metric.
 
     ``per_replicate`` adds columns with one value per replicate (e.g. the change-detection
     scores of :mod:`~causalbandits.experiments.change_metrics`), repeated at every checkpoint.
@@ -83,8 +92,7 @@ def results_frame(
             "algorithm": algorithm,
             "replicate": np.repeat(np.asarray(replicates), len(rounds)),
             "t": np.tile(rounds, len(replicates)),
-            "cum_regret": result["cum_regret"].T.ravel(),
-            "optimal_share": result["optimal_share"].T.ravel(),
+            **{name: values.T.ravel() for name, values in result.items() if name != "t"},
             **extra,
         }
     )
@@ -105,9 +113,9 @@ def compare(
     frames = []
     reps = range(replicates)
     for label, make_policy in policies.items():
-        env.reset(replicate_seeds(seed, 0, reps, NOISE_STREAM))
+        env.reset(replicate_seeds(seed, 0, reps, Stream.NOISE))
         policy = make_policy(env.problem)
-        policy.reset(replicate_seeds(seed, 0, reps, POLICY_STREAM + stable_hash(label)))
+        policy.reset(replicate_seeds(seed, 0, reps, policy_stream(label)))
         result = simulate(env, policy, checkpoints)
         frames.append(results_frame(result, label, reps, setting=0))
     return pd.concat(frames, ignore_index=True)

@@ -20,12 +20,15 @@ from typing import Any
 import numpy as np
 import yaml
 
+from causalbandits.experiments.recorders import RECORDERS
 from causalbandits.policies import POLICIES
 
-#: Short environment names -> dotted paths of factories ``(horizon=..., **params) -> env``.
-#: Strings only: the factories live in layers above this one and are imported when used.
+#: Short environment names -> dotted paths of factories ``(horizon=..., **params) -> env``
+#: in the ``envs`` layer (imported when used, so that listing them costs nothing). A factory
+#: with an ``instance_seeds`` parameter builds one random instance per replicate from them.
 ENVIRONMENTS: dict[str, str] = {
-    "robust-lcb": "causalbandits.papers.robust_lcb_env:make_environment",
+    "robust-lcb": "causalbandits.envs.robust_lcb:make_environment",
+    "csl-ucb": "causalbandits.envs.csl_ucb:make_environment",
 }
 
 #: Columns of the results and summary tables; setting parameters may not reuse these names.
@@ -69,15 +72,19 @@ def resolve_environment(environment: str) -> Any:
     return import_object(ENVIRONMENTS.get(environment, environment))
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Numpy scalars and tuples -> plain Python, so YAML, JSON and fingerprints agree."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
+
+
+def _by_setting(value: Any) -> bool:
+    return isinstance(value, Mapping) and set(value) == {"by", "values"}
 
 
 @dataclass(frozen=True)
@@ -85,7 +92,11 @@ class AlgorithmSpec:
     """One algorithm of an experiment: a result ``label``, a ``policy`` and its ``params``.
 
     ``policy`` is a short name of ``causalbandits.policies.POLICIES`` or ``"module:Class"``;
-    the policy is built as ``Class(env.problem, **params)``.
+    the policy is built as ``Class(env.problem, **params)``, or as
+    ``Class.from_environment(env, **params)`` when the class defines ``from_environment``
+    (a policy that is told the truth, e.g. the oracle). A parameter that depends on the
+    setting is written ``{"by": <setting parameter>, "values": {<setting value>: <value>}}``
+    (e.g. NDC-SEM's xi per delay); :meth:`params_for` resolves it.
     """
 
     label: str
@@ -103,7 +114,26 @@ class AlgorithmSpec:
                 f"unknown policy {self.policy!r} (algorithm {self.label!r}); "
                 f"known: {', '.join(sorted(POLICIES))}, or a 'module:Class' path"
             )
-        object.__setattr__(self, "params", _plain(dict(self.params)))
+        object.__setattr__(self, "params", plain(dict(self.params)))
+        for name, value in self.params.items():
+            if _by_setting(value) and not isinstance(value["values"], Mapping):
+                raise ValueError(f"{self.label}: {name}.values must map setting values to values")
+
+    def params_for(self, setting: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters in ``setting`` (setting-dependent ones resolved)."""
+        out = {}
+        for name, value in self.params.items():
+            if _by_setting(value):
+                key = setting.get(value["by"])
+                values = {str(k): v for k, v in value["values"].items()}
+                if str(key) not in values:
+                    raise ValueError(
+                        f"{self.label}: parameter {name!r} has no value for "
+                        f"{value['by']} = {key!r}; known: {sorted(values)}"
+                    )
+                value = values[str(key)]
+            out[name] = value
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "policy": self.policy, "params": dict(self.params)}
@@ -140,7 +170,11 @@ class ExperimentSpec:
     chunk_size:
         Replicates per task. It fixes the task split, so results do not depend on workers.
     checkpoints:
-        Number of evenly spaced rounds at which metrics are stored (round ``T`` always).
+        Number of evenly spaced rounds at which metrics are stored (round ``T`` always), or
+        the increasing list of 1-based rounds.
+    recorders:
+        Names in :data:`~causalbandits.experiments.recorders.RECORDERS` recorded besides
+        the cumulative regret and the optimal share.
     sweep:
         The setting parameter that the settings sweep (x axis of final-regret plots).
     description:
@@ -156,7 +190,8 @@ class ExperimentSpec:
     replicates: int
     seed: int = 0
     chunk_size: int = 10
-    checkpoints: int = 200
+    checkpoints: int | list[int] = 200
+    recorders: list[str] = field(default_factory=list)
     sweep: str | None = None
     description: str = ""
 
@@ -166,8 +201,11 @@ class ExperimentSpec:
             for a in self.algorithms
         ]
         object.__setattr__(self, "algorithms", algorithms)
-        object.__setattr__(self, "env_params", _plain(dict(self.env_params)))
-        object.__setattr__(self, "settings", [_plain(dict(s)) for s in self.settings])
+        object.__setattr__(self, "env_params", plain(dict(self.env_params)))
+        object.__setattr__(self, "settings", [plain(dict(s)) for s in self.settings])
+        object.__setattr__(self, "recorders", [str(r) for r in self.recorders])
+        if isinstance(self.checkpoints, list | tuple):
+            object.__setattr__(self, "checkpoints", [int(c) for c in self.checkpoints])
         self._validate()
 
     def _validate(self) -> None:
@@ -182,10 +220,13 @@ class ExperimentSpec:
             ("horizon T", self.horizon, 1),
             ("replicates", self.replicates, 1),
             ("chunk_size", self.chunk_size, 1),
-            ("checkpoints", self.checkpoints, 1),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{key} must be an integer >= {low}, got {value!r}")
+        self._validate_checkpoints()
+        unknown = sorted(set(self.recorders) - set(RECORDERS))
+        if unknown:
+            raise ValueError(f"unknown recorders {unknown}; known: {sorted(RECORDERS)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         if not self.algorithms:
@@ -201,6 +242,16 @@ class ExperimentSpec:
         for index, setting in enumerate(self.settings):
             self._validate_setting(index, setting)
 
+    def _validate_checkpoints(self) -> None:
+        points = self.checkpoints
+        if isinstance(points, list):
+            if not points or points != sorted(set(points)) or points[0] < 1:
+                raise ValueError(f"checkpoint rounds must increase strictly from 1, got {points}")
+            if points[-1] > self.horizon:
+                raise ValueError(f"checkpoint round {points[-1]} is past the horizon")
+        elif isinstance(points, bool) or not isinstance(points, int) or points < 1:
+            raise ValueError(f"checkpoints must be an integer >= 1 or a list, got {points!r}")
+
     def _validate_setting(self, index: int, setting: dict[str, Any]) -> None:
         clash = sorted(set(setting) & {*RESERVED_COLUMNS, "horizon"})
         if clash:
@@ -215,7 +266,9 @@ class ExperimentSpec:
         """A plain-Python dict (YAML/JSON-ready) that ``from_dict`` turns back into the spec."""
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["algorithms"] = [a.to_dict() for a in self.algorithms]
-        return _plain(data)
+        if not data["recorders"]:  # absent by default, so older fingerprints stay valid
+            del data["recorders"]
+        return plain(data)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ExperimentSpec:

@@ -26,7 +26,7 @@ from causalbandits.estimators.propagation import (
     propagate_means,
 )
 from causalbandits.estimators.ridge import WeightedRidge
-from causalbandits.random import derive, normal_stream, random_argmax, uniform_stream
+from causalbandits.random import SubStream, derive, normal_stream, random_argmax, uniform_stream
 
 
 class _LinearSEMLearner:
@@ -172,7 +172,7 @@ class LinSEMTS(_LinearSEMLearner):
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         super().reset(seeds)
         shape = (self.plan.nodes.size, 2, self.plan.width)
-        self._normals = normal_stream(derive(seeds, 1), shape)
+        self._normals = normal_stream(derive(seeds, SubStream.POSTERIOR), shape)
 
     def select(self) -> np.ndarray:
         gram_inv = self.ridge.gram_inv

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from causalbandits.papers.ndc_sem import (
+from causalbandits.papers.ndc_sem.synthetic import (
     ALL_ALGORITHMS,
     PENDING,
     VALUE_COLUMNS,

@@ -33,10 +33,10 @@ from joblib import Parallel, delayed
 from matplotlib.figure import Figure
 from threadpoolctl import threadpool_limits
 
+from causalbandits.envs.csl_ucb import make_environment
 from causalbandits.envs.linear_bandit import LinearSEMBandit
 from causalbandits.experiments.store import write_manifest
-from causalbandits.papers.csl_ucb import E3_SEED, QUICK_SYSTEMS
-from causalbandits.papers.csl_ucb_env import make_environment
+from causalbandits.papers.csl_ucb.bandits import E3_SEED, QUICK_SYSTEMS
 from causalbandits.policies.csl_ucb import CSLUCB
 from causalbandits.random import NOISE_STREAM, POLICY_STREAM, replicate_seeds, stable_hash
 

@@ -4,7 +4,7 @@ The paper tunes ``gamma`` and ``xi`` jointly by grid search (the 10 x 22 values 
 verbatim) and keeps "the parameters that resulted in the highest estimated cumulative overall
 reward", each day's reward estimated with the final ``A_hat`` (as in Fig. 9). It does not
 state its reward scale (spec resolution 23 divides by the global max of ``y``), so Table I's
-``(0.85, 0.1)`` need not suit ours; :class:`~causalbandits.papers.ndc_sem_covid.
+``(0.85, 0.1)`` need not suit ours; :class:`~causalbandits.papers.ndc_sem.covid.
 CovidExperiment` repeats the procedure on our scale:
 
 * on tuning seeds under their own root seed, disjoint from the evaluation seeds; each draws

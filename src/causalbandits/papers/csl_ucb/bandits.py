@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from causalbandits.experiments.plots import plot_regret_curves
+from causalbandits.experiments.protocol import SpecExperiment
 from causalbandits.experiments.spec import AlgorithmSpec, ExperimentSpec
 
 PAPER_SYSTEMS = 100
@@ -75,26 +76,25 @@ def block_shares(df: pd.DataFrame) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class CSLUCBExperiment:
+class CSLUCBExperiment(SpecExperiment):
     """E3 or E4: spec, plots and report."""
 
-    name: str
-    spec: ExperimentSpec
+    label: str = ""
 
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         merged = df.drop(columns="system").assign(setting=0)  # one panel: mean over systems
-        title = f"CSL-UCB paper, {self.name} ({len(self.spec.settings)} systems)"
+        title = f"CSL-UCB paper, {self.label} ({len(self.spec.settings)} systems)"
         return [plot_regret_curves(merged, Path(out_dir) / "regret_curves.png", title=title)]
 
     def report(self, df: pd.DataFrame) -> str:
-        return build_report(self.name, df)
+        return build_report(self.label, df)
 
 
 def _spec(name: str, quick: bool, horizon: int, algorithms, env_params: dict) -> ExperimentSpec:
     systems = QUICK_SYSTEMS if quick else PAPER_SYSTEMS
     return ExperimentSpec(
         name=f"csl-ucb-{name.lower()}",
-        environment="causalbandits.papers.csl_ucb_env:make_environment",
+        environment="csl-ucb",
         env_params=env_params,
         settings=[{"system": k} for k in range(systems)],
         algorithms=list(algorithms),
@@ -109,13 +109,13 @@ def _spec(name: str, quick: bool, horizon: int, algorithms, env_params: dict) ->
 
 def e3(quick: bool = False) -> CSLUCBExperiment:
     """E3 (Figs. 7-8): stationary bandits, N = 10, T = 1500, 100 random systems."""
-    return CSLUCBExperiment("E3", _spec("E3", quick, 1500, E3_ALGORITHMS, {}))
+    return CSLUCBExperiment(_spec("E3", quick, 1500, E3_ALGORITHMS, {}), "E3")
 
 
 def e4(quick: bool = False) -> CSLUCBExperiment:
     """E4 (Figs. 9-10): changes at t = 1000 and 2000, T = 3000, 100 random systems."""
     params = {"change_points": [1000, 2000], "n_columns": 2}
-    return CSLUCBExperiment("E4", _spec("E4", quick, 3000, E4_ALGORITHMS, params))
+    return CSLUCBExperiment(_spec("E4", quick, 3000, E4_ALGORITHMS, params), "E4")
 
 
 def build_report(name: str, df: pd.DataFrame) -> str:

@@ -240,9 +240,9 @@ class GraphIdentificationExperiment:
             records,
             type(self).run_task,
             self,
-            jobs,
-            backend,
-            progress,
+            jobs=jobs,
+            backend=backend,
+            progress=progress,
             order=lambda t: (-t.n_nodes, t.chunk),
         )
 

@@ -9,10 +9,11 @@ optimality ratio of NDC-SEM and SEM-UCB per stationary period (App. VII-C2)
 
 NDC-SEM uses Table I (``gamma = 0.985``; ``xi`` = 1e-10, 1e-6, 1e-18 for D = 50, 200, 400).
 The paper tunes the lasso penalty ``lambda`` of eq. 9 "by grid search over [1e-5, 1e6]"
-without the grid, criterion or value; :mod:`~causalbandits.papers.ndc_sem_tuning` runs the
+without the grid, criterion or value; :mod:`~causalbandits.papers.ndc_sem.synthetic_tuning` runs the
 decade grid on instances and seeds disjoint from the reported ones (root seed
 :data:`TUNING_SEED`) and :data:`LAMBDA` records its choice (SEM-UCB shares the graph learner
-and the value). Summaries, figures and the report: :mod:`~causalbandits.papers.ndc_sem_report`.
+and the value). Summaries, figures and the report:
+:mod:`~causalbandits.papers.ndc_sem.synthetic_report`.
 
 Instances (spec §5.1 leaves the graph and ``beta`` to a fixed-seed synthesis): by default
 every replicate draws its own instance (graph and ``beta`` schedule) with the §5.1 generator,
@@ -353,9 +354,9 @@ class SyntheticExperiment:
             records,
             type(self).run_task,
             self,
-            jobs,
-            backend,
-            progress,
+            jobs=jobs,
+            backend=backend,
+            progress=progress,
             order=lambda t: (cost.get(t.algorithm, 2), -t.delay, t.chunk),
         )
 
@@ -363,7 +364,7 @@ class SyntheticExperiment:
 
     def plot(self, df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
         """Regret curves (one panel per D) and the optimality ratio per period."""
-        from causalbandits.papers.ndc_sem_report import plot_optimality_ratio, plot_regret
+        from causalbandits.papers.ndc_sem.synthetic_report import plot_optimality_ratio, plot_regret
 
         out_dir = Path(out_dir)
         return [
@@ -372,7 +373,7 @@ class SyntheticExperiment:
         ]
 
     def report(self, df: pd.DataFrame) -> str:
-        from causalbandits.papers.ndc_sem_report import build_report
+        from causalbandits.papers.ndc_sem.synthetic_report import build_report
 
         return build_report(df, self)
 

@@ -15,7 +15,7 @@ beside the Table I run, not a replacement. It also runs the instance sensitiviti
 
 Command line (writes the tables beside the main run)::
 
-    python -m causalbandits.papers.ndc_sem_tuning docs/results/ndc-sem-synthetic --jobs 2
+    python -m causalbandits.papers.ndc_sem.synthetic_tuning docs/results/ndc-sem-synthetic --jobs 2
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from causalbandits.papers.ndc_sem import (
+from causalbandits.papers.ndc_sem.synthetic import (
     EVALUATION_SEED,
     LAMBDA_GRID,
     PENDING,
@@ -36,7 +36,7 @@ from causalbandits.papers.ndc_sem import (
     SyntheticExperiment,
     slug,
 )
-from causalbandits.papers.ndc_sem_report import mean_pm
+from causalbandits.papers.ndc_sem.synthetic_report import mean_pm
 
 
 def tuning_run(

@@ -1,6 +1,6 @@
 """Summaries and the report of the NDC-SEM Covid-19 experiment (figures: ``ndc_sem_covid_plots``).
 
-Reads the long table of :mod:`causalbandits.papers.ndc_sem_covid`: ``record == "day"`` rows
+Reads the long table of :mod:`causalbandits.papers.ndc_sem.covid`: ``record == "day"`` rows
 (unit, seed, policy, day), ``record == "prediction"`` rows (unit, seed, validation day,
 region) and ``record == "tuning"`` rows (unit, tuning seed, ``(gamma, xi)``; App. VII-D5).
 Windows: the change point ``c = 40`` is the first shifted day, so "before" is days ``1..c-1``
@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 
 from causalbandits.data.italy_covid import ABBREVIATIONS, REGIONS
-from causalbandits.papers.ndc_sem_covid import POLICIES, selection_matrix
-from causalbandits.papers.ndc_sem_covid_tuning import TUNED, tuning_summary
+from causalbandits.papers.ndc_sem.covid import POLICIES, selection_matrix
+from causalbandits.papers.ndc_sem.covid_tuning import TUNED, tuning_summary
 
 if TYPE_CHECKING:
-    from causalbandits.papers.ndc_sem_covid import CovidExperiment
+    from causalbandits.papers.ndc_sem.covid import CovidExperiment
 
 #: What the paper reports (Sec. V-B, App. VII-D6); every result is qualitative.
 CLAIMS = {

@@ -22,10 +22,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.experiments.metrics import final, summarise
 from causalbandits.experiments.plots import plot_final_vs_parameter, plot_regret_curves
+from causalbandits.experiments.protocol import SpecExperiment
 from causalbandits.experiments.spec import AlgorithmSpec, ExperimentSpec
-from causalbandits.papers.robust_lcb_env import make_environment
 
 PAPER_HORIZON = 40000
 PAPER_REPLICATES = 100
@@ -66,11 +67,10 @@ def worst_case_regret(horizon: int) -> float:
 
 
 @dataclass(frozen=True)
-class RobustLCBExperiment:
+class RobustLCBExperiment(SpecExperiment):
     """One figure of the paper: its spec, plots and report."""
 
-    figure: str
-    spec: ExperimentSpec
+    figure: str = ""
 
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         out_dir = Path(out_dir)
@@ -112,7 +112,7 @@ def fig1b(quick: bool = False) -> RobustLCBExperiment:
     spec = _spec(
         "robust-lcb-fig1b", [budget], quick, "Robust-LCB Fig. 1(b): regret vs t at C = sqrt(T)"
     )
-    return RobustLCBExperiment("Fig. 1(b)", spec)
+    return RobustLCBExperiment(spec, "Fig. 1(b)")
 
 
 def fig1c(quick: bool = False) -> RobustLCBExperiment:
@@ -123,7 +123,7 @@ def fig1c(quick: bool = False) -> RobustLCBExperiment:
         quick,
         "Robust-LCB Fig. 1(c): regret at T vs the deviation budget C",
     )
-    return RobustLCBExperiment("Fig. 1(c)", spec)
+    return RobustLCBExperiment(spec, "Fig. 1(c)")
 
 
 def _final_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """Figures of the NDC-SEM Covid-19 experiment: regions chosen (Fig. 4), predictions on the
 validation days (Fig. 3), the validation error eps(t) and the estimated cumulative overall
-reward (Fig. 9), drawn from the long table of :mod:`causalbandits.papers.ndc_sem_covid`."""
+reward (Fig. 9), drawn from the long table of :mod:`causalbandits.papers.ndc_sem.covid`."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from causalbandits.data.italy_covid import ABBREVIATIONS, REGIONS
-from causalbandits.papers.ndc_sem_covid import POLICIES, selection_matrix
-from causalbandits.papers.ndc_sem_covid_report import (
+from causalbandits.papers.ndc_sem.covid import POLICIES, selection_matrix
+from causalbandits.papers.ndc_sem.covid_report import (
     COLORS,
     UNIT_LABELS,
     day_rows,
@@ -22,7 +22,7 @@ from causalbandits.papers.ndc_sem_covid_report import (
 )
 
 if TYPE_CHECKING:
-    from causalbandits.papers.ndc_sem_covid import CovidExperiment
+    from causalbandits.papers.ndc_sem.covid import CovidExperiment
 
 
 def _save(figure, path: Path) -> Path:

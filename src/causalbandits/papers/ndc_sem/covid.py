@@ -14,7 +14,7 @@ overall reward ``1^T (I - A_final)^{-1} diag(b_t) x_t`` of each day (Fig. 9).
 
 Tuned exploration (``tuned_exploration``, an added row; Table I's pair stays the primary one):
 the paper chose ``(gamma, xi)`` by its own grid search on its own reward scale (App. VII-D5).
-:mod:`~causalbandits.papers.ndc_sem_covid_tuning` repeats that search per reward unit on
+:mod:`~causalbandits.papers.ndc_sem.covid_tuning` repeats that search per reward unit on
 ``tuning_seeds`` seeds under the root ``tuning_seed`` (disjoint from the evaluation seeds),
 and the evaluation seeds then also run NDC-SEM with the chosen pair (``"NDC-SEM (tuned)"``).
 On an evaluation seed both NDC-SEM variants run as two replicates of one policy that share
@@ -74,7 +74,7 @@ from causalbandits.estimators.validated_lasso import (
     validation_error,
 )
 from causalbandits.experiments.runner import config_fingerprint, run_header, run_tasks
-from causalbandits.papers.ndc_sem_covid_tuning import (
+from causalbandits.papers.ndc_sem.covid_tuning import (
     PAPER_GAMMA_GRID,
     PAPER_XI_GRID,
     TUNED,
@@ -437,7 +437,7 @@ class CovidExperiment:
         SEM-UCB on evaluation seed ``seed``; the rows of the long table.
 
         The NDC-SEM variants are replicates of one policy with one reward sample, policy seed
-        and graph path (:func:`~causalbandits.papers.ndc_sem_covid_tuning.
+        and graph path (:func:`~causalbandits.papers.ndc_sem.covid_tuning.
         play_exploration_grid`): each makes exactly the decisions of a separate run.
         """
         instance = self.instance(frame, seed)
@@ -536,12 +536,12 @@ class CovidExperiment:
     # ---------------------------------------------------------------- outputs
 
     def plot(self, df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
-        from causalbandits.papers.ndc_sem_covid_plots import plot_all
+        from causalbandits.papers.ndc_sem.covid_plots import plot_all
 
         return plot_all(df, Path(out_dir), self)
 
     def report(self, df: pd.DataFrame) -> str:
-        from causalbandits.papers.ndc_sem_covid_report import build_report
+        from causalbandits.papers.ndc_sem.covid_report import build_report
 
         return build_report(df, self)
 

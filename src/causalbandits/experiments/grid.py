@@ -1,0 +1,160 @@
+"""Experiments that are not one bandit spec: a grid of settings times chunks of replicates.
+
+A subclass (a frozen dataclass) declares its ``axes`` (e.g. graph size and sample size),
+its replicate field (``replicates`` by default) and ``run_chunk(point, replicates)``, the
+rows of one chunk of replicates at one grid point. The base derives everything else: the
+tasks and their ids, the seeds (the one layout of :mod:`causalbandits.random`, the setting
+being the point's index in the grid), the configuration, fingerprint and manifest, resume,
+the progress bar, loky or Ray, and ``with_replicates``. The numbers depend on the
+configuration only, never on the number of workers or the backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from causalbandits.experiments.runner import run_header, run_tasks
+from causalbandits.experiments.spec import plain
+from causalbandits.random import replicate_seeds
+
+
+@dataclasses.dataclass(frozen=True)
+class GridTask:
+    """Replicates ``start..stop-1`` at grid point ``index`` (one index per axis)."""
+
+    index: tuple[int, ...]
+    setting: int
+    chunk: int
+    start: int
+    stop: int
+
+    @property
+    def id(self) -> str:
+        return "-".join([*(f"p{i:03d}" for i in self.index), f"c{self.chunk:05d}"])
+
+
+class TaskGrid:
+    """Base of grid experiments (see the module docstring).
+
+    Subclasses are frozen dataclasses with at least the fields ``name``, ``seed``,
+    ``chunk_size`` and the replicate field, and implement :meth:`axes` and
+    :meth:`run_chunk`; they may override :meth:`task_cost` (tasks run cheapest-last, so
+    the long ones start first), :meth:`write_tables`, :meth:`plot` and :meth:`report`.
+    Fields named in ``UNFINGERPRINTED`` (default: ``description``) do not change numbers.
+    """
+
+    replicate_field: ClassVar[str] = "replicates"
+    UNFINGERPRINTED: ClassVar[tuple[str, ...]] = ("description",)
+
+    # ------------------------------------------------------------ to implement
+
+    def axes(self) -> Mapping[str, Sequence[Any]]:
+        """The grid: axis name -> its values (settings are their product, first axis outermost)."""
+        raise NotImplementedError
+
+    def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
+        """The rows of ``replicates`` at grid ``point`` (the ``setting``-th point)."""
+        raise NotImplementedError
+
+    def task_cost(self, point: Mapping[str, Any]) -> float:
+        """A relative cost: expensive tasks are started first (changes no number)."""
+        return 0.0
+
+    # ------------------------------------------------------------ derived
+
+    @property
+    def replicate_count(self) -> int:
+        return int(getattr(self, self.replicate_field))
+
+    def config(self) -> dict[str, Any]:
+        """Everything that fixes the numbers (JSON-ready)."""
+        data = dataclasses.asdict(self)  # type: ignore[call-overload]
+        for name in self.UNFINGERPRINTED:
+            data.pop(name, None)
+        return plain(data)
+
+    def with_replicates(self, replicates: int) -> TaskGrid:
+        """The same experiment with ``replicates`` replicates (``reproduce --replicates``)."""
+        if int(replicates) < 1:
+            raise ValueError(f"replicates must be >= 1, got {replicates}")
+        return dataclasses.replace(self, **{self.replicate_field: int(replicates)})  # type: ignore[type-var]
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every grid point, first axis outermost."""
+        axes = self.axes()
+        return [
+            dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())
+        ]
+
+    def tasks(self) -> list[GridTask]:
+        """Points outermost, then chunks of ``chunk_size`` replicates."""
+        axes = self.axes()
+        indices = list(itertools.product(*(range(len(v)) for v in axes.values())))
+        size = int(self.chunk_size)  # type: ignore[attr-defined]
+        starts = range(0, self.replicate_count, size)
+        return [
+            GridTask(index, setting, chunk, start, min(start + size, self.replicate_count))
+            for setting, index in enumerate(indices)
+            for chunk, start in enumerate(starts)
+        ]
+
+    def seeds(self, setting: int, replicates: Sequence[int], stream: int) -> list:
+        """The seed sequences of ``replicates`` at one setting and stream."""
+        return replicate_seeds(self.seed, setting, replicates, stream)  # type: ignore[attr-defined]
+
+    def generator(self, setting: int, replicate: int, stream: int) -> np.random.Generator:
+        """A generator of one replicate's stream."""
+        return np.random.default_rng(self.seeds(setting, [replicate], stream)[0])
+
+    def run_task(self, task: GridTask) -> pd.DataFrame:
+        points = self.points()
+        return self.run_chunk(points[task.setting], task.setting, range(task.start, task.stop))
+
+    def run(
+        self,
+        out_dir: str | Path,
+        *,
+        jobs: int = 1,
+        backend: str = "loky",
+        progress: bool = True,
+        metadata: dict[str, Any] | None = None,
+    ) -> pd.DataFrame:
+        """Run the unfinished tasks into ``out_dir``; return the whole long table."""
+        tasks = self.tasks()
+        points = self.points()
+        records = [
+            {"id": t.id, **plain(points[t.setting]), "replicates": [t.start, t.stop]} for t in tasks
+        ]
+        return run_tasks(
+            out_dir,
+            run_header(self.name, self.config()),  # type: ignore[attr-defined]
+            tasks,
+            records,
+            type(self).run_task,
+            self,
+            jobs=jobs,
+            backend=backend,
+            progress=progress,
+            metadata=metadata,
+            order=lambda t: (-self.task_cost(points[t.setting]), t.setting, t.chunk),
+        )
+
+    def write_tables(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
+        """The long table as ``results.parquet`` and ``results.csv``."""
+        paths = [Path(out_dir) / "results.parquet", Path(out_dir) / "results.csv"]
+        df.to_parquet(paths[0], index=False)
+        df.to_csv(paths[1], index=False)
+        return paths
+
+    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
+        return []
+
+    def report(self, df: pd.DataFrame) -> str:
+        return ""

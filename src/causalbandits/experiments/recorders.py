@@ -1,0 +1,220 @@
+"""What the round loop records: pluggable recorders, one per family of metrics.
+
+The loop (:func:`~causalbandits.experiments.simulate.simulate`) calls, for every round
+``t`` (1-based), ``on_action(t, actions)`` after the policy has chosen and before the
+environment steps (the regret oracle still describes round ``t``), ``after_update(t,
+actions)`` once the policy has learned from the round, and ``on_checkpoint(k, t)`` at the
+``k``-th recorded round. ``result()`` returns one ``(checkpoints, R)`` array per column.
+A recorder reads the environment's regret oracle and the policy's public state only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+class Recorder:
+    """Base class: no-op hooks; subclasses set ``columns`` and fill ``values``."""
+
+    columns: tuple[str, ...] = ()
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        """Bind to a run of ``replicates`` replicates recorded at the 1-based ``rounds``."""
+        self.env, self.policy, self.rounds = env, policy, rounds
+        self.values = {c: np.zeros((rounds.size, replicates)) for c in self.columns}
+
+    def on_action(self, t: int, actions: np.ndarray) -> None:
+        """Round ``t``'s actions, before the environment steps."""
+
+    def after_update(self, t: int, actions: np.ndarray) -> None:
+        """Round ``t`` is over: the policy has learned from its feedback."""
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        """Round ``t`` is the ``k``-th recorded round."""
+
+    def result(self) -> dict[str, np.ndarray]:
+        return self.values
+
+
+class CumulativeRegret(Recorder):
+    """``cum_regret``: the cumulative pseudo-regret ``sum_s (mu*_s - mu_{a_s})`` up to ``t``."""
+
+    columns = ("cum_regret",)
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        super().start(env, policy, rounds, replicates)
+        self._total = np.zeros(replicates)
+
+    def on_action(self, t: int, actions: np.ndarray) -> None:
+        self._total += self.env.pseudo_regret(actions)
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        self.values["cum_regret"][k] = self._total
+
+
+class OptimalShare(Recorder):
+    """``optimal_share``: the share of rounds ``1..t`` in which an optimal action was played."""
+
+    columns = ("optimal_share",)
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        super().start(env, policy, rounds, replicates)
+        self._count = np.zeros(replicates)
+
+    def on_action(self, t: int, actions: np.ndarray) -> None:
+        self._count += self.env.is_optimal(actions)
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        np.divide(self._count, t, out=self.values["optimal_share"][k])
+
+
+class SuperArmOverlap(Recorder):
+    """The cumulative numerator and denominator of the optimality ratio (NDC-SEM App. VII-C2):
+    ``matched = sum_s |I(x_s) & I(x*_s)|`` and ``optimal_arms = sum_s |I(x*_s)|``."""
+
+    columns = ("matched", "optimal_arms")
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        super().start(env, policy, rounds, replicates)
+        self._totals = np.zeros((2, replicates))
+
+    def on_action(self, t: int, actions: np.ndarray) -> None:
+        best = np.asarray(self.env.optimal_action, dtype=bool)
+        self._totals[0] += (actions & best).sum(axis=1)
+        self._totals[1] += best.sum(axis=1)
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        self.values["matched"][k], self.values["optimal_arms"][k] = self._totals
+
+
+class GraphError(Recorder):
+    """``a_mse``: ``||A - A_hat||_F^2 / N^2`` of the policy's last fitted graph (its
+    ``lasso.adjacency``) against the environment's ``adjacency``; NaN for a policy without one."""
+
+    columns = ("a_mse",)
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        truth = np.asarray(self.env.adjacency)
+        lasso = getattr(self.policy, "lasso", None)
+        if lasso is None:
+            self.values["a_mse"][k] = np.nan
+        else:
+            self.values["a_mse"][k] = ((lasso.adjacency - truth) ** 2).mean(axis=(1, 2))
+
+
+class LockIns(Recorder):
+    """Runs of at least ``min_length`` consecutive rounds in which one base arm outside the
+    optimal super arm ``x*_t`` is played (runs still open at the last recorded round close
+    there): ``lock_ins`` and ``lock_in_rounds`` count the runs finished by ``t`` and their
+    total length; ``lock_in_regret`` is the regret of rounds ``<= t`` inside some run (in
+    hindsight: a round counts once its run has reached ``min_length`` rounds). Off (all zero)
+    for ``min_length = 0``.
+    """
+
+    columns = ("lock_ins", "lock_in_rounds", "lock_in_regret")
+
+    def __init__(self, min_length: int) -> None:
+        if min_length < 0:
+            raise ValueError(f"min_length must be >= 0, got {min_length}")
+        self.min_length = int(min_length)
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        super().start(env, policy, rounds, replicates)
+        last = int(rounds[-1])
+        self._last = last
+        self._run = np.zeros((replicates, np.asarray(env.adjacency).shape[-1]), dtype=np.int64)
+        self._counts = np.zeros((2, replicates))
+        self._regret = np.zeros((last, replicates))
+        self._locked = np.zeros((last, replicates), dtype=bool)
+
+    def on_action(self, t: int, actions: np.ndarray) -> None:
+        self._regret[t - 1] = self.env.pseudo_regret(actions)
+        if self.min_length == 0:
+            return
+        off = actions & ~np.asarray(self.env.optimal_action, dtype=bool)
+        run = self._run
+        run += off
+        closing = ~off | (t == self._last)
+        done = closing & (run >= self.min_length)
+        for r, i in zip(*np.nonzero(done), strict=True):
+            end = t if off[r, i] else t - 1  # the run covers rounds end - run + 1 .. end
+            self._locked[end - run[r, i] : end, r] = True
+            self._counts[0, r] += 1
+            self._counts[1, r] += run[r, i]
+        run[closing] = 0
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        self.values["lock_ins"][k], self.values["lock_in_rounds"][k] = self._counts
+
+    def result(self) -> dict[str, np.ndarray]:
+        index = self.rounds - 1
+        locked_regret = np.where(self._locked, self._regret, 0.0)
+        self.values["lock_in_regret"] = np.cumsum(locked_regret, axis=0)[index]
+        return self.values
+
+
+class ActionLog(Recorder):
+    """Every round's actions, ``(T, R, ...)``, in ``actions`` (no result columns)."""
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        super().start(env, policy, rounds, replicates)
+        self.actions: list[np.ndarray] = []
+
+    def on_action(self, t: int, actions: np.ndarray) -> None:
+        self.actions.append(np.array(actions, copy=True))
+
+    def stacked(self) -> np.ndarray:
+        return np.stack(self.actions)
+
+
+class Trace(Recorder):
+    """Calls ``hook(t, env, policy, actions)`` every ``every`` rounds and keeps what it returns
+    (``None`` is dropped) in ``rows``; no result columns.
+
+    ``when="action"`` calls it with round ``t``'s chosen actions before the environment steps
+    (for rounds ``t`` with ``(t - 1) % every == 0``), ``"update"`` after the policy has learned
+    from round ``t`` (rounds with ``t % every == 0``).
+    """
+
+    def __init__(
+        self, hook: Callable[[int, Any, Any, np.ndarray], Any], every: int = 1, when: str = "action"
+    ) -> None:
+        if every < 1:
+            raise ValueError(f"every must be >= 1, got {every}")
+        if when not in ("action", "update"):
+            raise ValueError(f"when must be 'action' or 'update', got {when!r}")
+        self.hook, self.every, self.when = hook, int(every), when
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        super().start(env, policy, rounds, replicates)
+        self.rows: list[Any] = []
+
+    def _call(self, t: int, actions: np.ndarray) -> None:
+        row = self.hook(t, self.env, self.policy, actions)
+        if row is not None:
+            self.rows.append(row)
+
+    def on_action(self, t: int, actions: np.ndarray) -> None:
+        if self.when == "action" and (t - 1) % self.every == 0:
+            self._call(t, actions)
+
+    def after_update(self, t: int, actions: np.ndarray) -> None:
+        if self.when == "update" and t % self.every == 0:
+            self._call(t, actions)
+
+
+def default_recorders() -> list[Recorder]:
+    """The metrics of every bandit run: cumulative regret and the optimal share."""
+    return [CumulativeRegret(), OptimalShare()]
+
+
+#: Recorders a spec can name (``ExperimentSpec.recorders``); each factory takes the
+#: environment (after reset), e.g. to read its delay.
+RECORDERS: dict[str, Callable[[Any], Recorder]] = {
+    "overlap": lambda env: SuperArmOverlap(),
+    "graph-error": lambda env: GraphError(),
+    "lock-ins": lambda env: LockIns(-(-int(getattr(env, "delay", 0)) // 2)),
+}

@@ -1,0 +1,73 @@
+"""The report kit: paper claims with our value and a computed verdict, markdown tables,
+mean ± standard error. A paper's report is a list of :class:`Claim` and a few tables; any
+interpretation that depends on numbers is computed here or in the paper's checks, never
+written into the code as prose."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement of a paper, our measured value, and whether it holds (``None``: not
+    checkable on these results, e.g. a quick run without the needed setting)."""
+
+    text: str
+    ours: str
+    holds: bool | None
+
+
+def verdict(holds: bool | None) -> str:
+    """``yes``, ``NO`` or ``n/a``."""
+    if holds is None:
+        return "n/a"
+    return "yes" if holds else "NO"
+
+
+def claims_table(claims: Iterable[Claim]) -> str:
+    """The "paper's claim | ours | holds" markdown table."""
+    rows = [[c.text, c.ours, verdict(c.holds)] for c in claims]
+    return markdown_table(["paper's claim", "ours", "holds"], rows)
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A markdown table from a header and rows of cells (cells are formatted with ``str``)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def frame_table(frame: pd.DataFrame, index: bool = False) -> str:
+    """A data frame as a markdown table."""
+    if index:
+        frame = frame.reset_index()
+    return markdown_table([str(c) for c in frame.columns], frame.itertuples(index=False))
+
+
+def standard_error(values: Sequence[float] | np.ndarray | pd.Series) -> float:
+    """The standard error of the mean (NaN for fewer than two values)."""
+    array = np.asarray(values, dtype=float)
+    if array.size < 2:
+        return float("nan")
+    return float(array.std(ddof=1) / np.sqrt(array.size))
+
+
+def mean_se(values: Sequence[float] | np.ndarray | pd.Series) -> tuple[float, float]:
+    """Mean and standard error of ``values``."""
+    array = np.asarray(values, dtype=float)
+    return float(array.mean()), standard_error(array)
+
+
+def pm(mean: float, se: float, digits: int = 0) -> str:
+    """``mean ± se`` with thousands separators and ``digits`` decimals."""
+    return f"{mean:,.{digits}f} ± {se:,.{digits}f}"
+
+
+def mean_pm(values: Sequence[float] | np.ndarray | pd.Series, digits: int = 0) -> str:
+    """``mean ± se`` of ``values``."""
+    return pm(*mean_se(values), digits=digits)

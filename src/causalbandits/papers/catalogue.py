@@ -1,0 +1,44 @@
+"""The catalogue of paper experiments, by name, for ``causalbandits reproduce``.
+
+Each paper package lists its experiments in its own ``EXPERIMENTS``: name -> preset, a
+function ``(quick: bool) -> Experiment`` (:class:`~causalbandits.experiments.protocol.
+Experiment`). This module only merges them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from causalbandits.experiments.protocol import Experiment
+from causalbandits.papers import csl_ucb, ndc_sem, robust_lcb
+
+Preset = Callable[[bool], Experiment]
+
+EXPERIMENTS: dict[str, Preset] = {
+    **robust_lcb.EXPERIMENTS,
+    **csl_ucb.EXPERIMENTS,
+    **ndc_sem.EXPERIMENTS,
+}
+
+
+class UnknownExperimentError(KeyError):
+    """Raised for a name that is not in ``EXPERIMENTS``."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def load_experiment(name: str, quick: bool = False) -> Experiment:
+    """Build the catalogue experiment ``name`` (``quick``: a small version for smoke runs)."""
+    if name not in EXPERIMENTS:
+        known = ", ".join(sorted(EXPERIMENTS))
+        raise UnknownExperimentError(f"unknown experiment {name!r}; known experiments: {known}")
+    return EXPERIMENTS[name](quick)
+
+
+def describe(name: str) -> str:
+    """The first line of the experiment's description, else of its preset's docstring."""
+    preset = EXPERIMENTS[name]
+    text = preset(False).description or preset.__doc__ or ""
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
