@@ -246,3 +246,61 @@ def test_unknown_backend_and_bad_policy_path_fail_before_running(tmp_path: Path)
     with pytest.raises(ImportError, match="NoSuchPolicy"):
         run_experiment(spec, tmp_path)
     assert not (tmp_path / "manifest.json").exists()
+
+
+def instance_env(horizon: int, instance_seeds: list, **options: object):
+    """The robust-lcb bandit, tagged with one draw from each replicate's instance seed."""
+    from causalbandits.envs.robust_lcb import make_environment
+
+    env = make_environment(horizon=horizon, **options)
+    env.instance_draws = [np.random.default_rng(s).random() for s in instance_seeds]
+    return env
+
+
+class TunedPolicy(CyclePolicy):
+    """Cycles; remembers its ``step`` parameter and whether it was given the environment."""
+
+    def __init__(self, problem: object, step: int = 1, env: object = None) -> None:
+        super().__init__(problem)
+        self.step, self.env = step, env
+
+    @classmethod
+    def from_environment(cls, env: object, step: int = 1) -> TunedPolicy:
+        return cls(env.problem, step, env)
+
+    def select(self) -> np.ndarray:
+        return np.full(self.replicates, (self.step * self.t) % self.n_actions, dtype=np.intp)
+
+
+def test_spec_extensions_reach_environment_and_policy() -> None:
+    from causalbandits.experiments.runner import build_environment, build_policy
+
+    values = {"by": "deviation_budget", "values": {5: 3, 20: 7}}
+    spec = tiny_spec(
+        environment="tests.test_experiments_runner:instance_env",
+        algorithms=[
+            AlgorithmSpec("tuned", "tests.test_experiments_runner:TunedPolicy", {"step": values})
+        ],
+        checkpoints=[1, 50, 200],
+    )
+    env = build_environment(spec, 1, range(2, 4))
+    other = build_environment(spec, 1, range(3, 5))
+    assert env.instance_draws[1] == other.instance_draws[0]  # keyed by replicate
+    assert env.instance_draws[0] != env.instance_draws[1]
+    policy = build_policy(spec, 0, 1, env, range(2, 4))
+    assert policy.step == 7 and policy.env is env
+    assert build_policy(spec, 0, 0, env, range(2, 4)).step == 3
+    with pytest.raises(ValueError, match="no value for deviation_budget"):
+        build_policy(spec.replace(settings=[{"deviation_budget": 9}]), 0, 0, env, range(1))
+
+
+def test_checkpoint_lists_and_named_recorders_are_validated(tmp_path: Path) -> None:
+    df = run_experiment(tiny_spec(checkpoints=[3, 100, 200]), tmp_path, progress=False)
+    assert sorted(df.t.unique()) == [3, 100, 200]
+    with pytest.raises(ValueError, match="past the horizon"):
+        tiny_spec(checkpoints=[3, 300])
+    with pytest.raises(ValueError, match="increase strictly"):
+        tiny_spec(checkpoints=[5, 5])
+    with pytest.raises(ValueError, match="unknown recorders"):
+        tiny_spec(recorders=["nonsense"])
+    assert "recorders" not in tiny_spec().to_dict()  # old fingerprints stay valid

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.experiments import checkpoint_rounds, simulate
+from causalbandits.experiments.recorders import ActionLog, LockIns, SuperArmOverlap, Trace
 from causalbandits.random import replicate_seeds
 
 
@@ -107,3 +108,82 @@ def test_bad_checkpoint_rounds_raise(rounds: list[int]) -> None:
         simulate(
             ClockEnv(), ScriptedPolicy(np.zeros((7, 1), dtype=int)), np.array(rounds, dtype=int)
         )
+
+
+class ArmEnv:
+    """Three base arms, super arms of one or more; the optimal super arm is ``{0}`` until
+    round 4 and ``{2}`` after; regret is the number of wrong arms played."""
+
+    horizon = 8
+    adjacency = np.zeros((2, 3, 3))
+
+    def reset(self) -> None:
+        self.t = 0
+
+    @property
+    def optimal_action(self) -> np.ndarray:
+        best = np.zeros((2, 3), dtype=bool)
+        best[:, 0 if self.t < 4 else 2] = True
+        return best
+
+    def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
+        return (actions & ~self.optimal_action).sum(axis=1).astype(float)
+
+    def is_optimal(self, actions: np.ndarray) -> np.ndarray:
+        return (actions == self.optimal_action).all(axis=1)
+
+    def step(self, actions: np.ndarray) -> np.ndarray:
+        self.t += 1
+        return actions.astype(float)
+
+
+def brute_force_lock_ins(plays: np.ndarray, best: np.ndarray, min_length: int) -> tuple:
+    """Lock-ins of one replicate by scanning each arm's runs of wrong plays."""
+    count = rounds = 0
+    locked = np.zeros(len(plays), dtype=bool)
+    for arm in range(plays.shape[1]):
+        wrong = plays[:, arm] & ~best[:, arm]
+        t = 0
+        while t < len(wrong):
+            if wrong[t]:
+                end = t
+                while end < len(wrong) and wrong[end]:
+                    end += 1
+                if end - t >= min_length:
+                    count, rounds = count + 1, rounds + end - t
+                    locked[t:end] = True
+                t = end
+            else:
+                t += 1
+    return count, rounds, locked
+
+
+def test_super_arm_recorders_against_brute_force() -> None:
+    rng = np.random.default_rng(4)
+    plays = rng.random((8, 2, 3)) < 0.6
+    env = ArmEnv()
+    env.reset()
+    recorders = [SuperArmOverlap(), LockIns(2), ActionLog()]
+    result = simulate(env, ScriptedPolicy(plays), np.array([8]), recorders)
+    best = np.zeros((8, 3), dtype=bool)
+    best[:4, 0] = best[4:, 2] = True
+    regret = (plays & ~best[:, None, :]).sum(axis=2)
+    for r in range(2):
+        count, rounds, locked = brute_force_lock_ins(plays[:, r], best, 2)
+        assert result["lock_ins"][0, r] == count and result["lock_in_rounds"][0, r] == rounds
+        assert result["lock_in_regret"][0, r] == regret[locked, r].sum()
+        assert result["matched"][0, r] == (plays[:, r] & best).sum()
+    np.testing.assert_array_equal(result["optimal_arms"], [[8, 8]])
+    np.testing.assert_array_equal(recorders[2].stacked(), plays)
+
+
+def test_trace_calls_its_hook_on_schedule() -> None:
+    env = ClockEnv()
+    env.reset()
+    before = Trace(lambda t, e, p, a: (t, e.t), every=3)
+    after = Trace(lambda t, e, p, a: (t, e.t) if t > 3 else None, every=2, when="update")
+    simulate(env, ScriptedPolicy(np.zeros((7, 1), dtype=int)), 7, [before, after])
+    assert before.rows == [(1, 0), (4, 3), (7, 6)]  # before the step: env still at t - 1
+    assert after.rows == [(4, 4), (6, 6)]
+    with pytest.raises(ValueError, match="when"):
+        Trace(lambda *a: None, when="later")

@@ -26,6 +26,7 @@ from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.experiments.metrics import final, summarise
 from causalbandits.experiments.plots import plot_final_vs_parameter, plot_regret_curves
 from causalbandits.experiments.protocol import SpecExperiment
+from causalbandits.experiments.report import Claim, claims_table, markdown_table, pm
 from causalbandits.experiments.spec import AlgorithmSpec, ExperimentSpec
 
 PAPER_HORIZON = 40000
@@ -147,27 +148,26 @@ def build_report(figure: str, spec: ExperimentSpec, df: pd.DataFrame) -> str:
     table = _final_table(df)
     means, errors = table["cum_regret_mean"], table["cum_regret_se"]
     budgets = list(means.index)
+    header = ["C", *(f"{a} regret at T (± se)" for a in means.columns)]
+    rows = [
+        [f"{c:g}", *(pm(means.loc[c, a], errors.loc[c, a]) for a in means.columns)] for c in budgets
+    ]
     lines = [
         f"# Robust-LCB paper, {figure}: our results beside the paper's",
         "",
         f"T = {spec.horizon}, {spec.replicates} replicates, deviations: {PAPER_DEVIATIONS}; "
         f"worst possible cumulative regret {worst:,.0f}.",
         "",
-        "| C | " + " | ".join(f"{a} regret at T (± se)" for a in means.columns) + " |",
-        "|---|" + "---|" * len(means.columns),
+        markdown_table(header, rows),
+        "",
+        claims_table(_checks(figure, spec, df, means, worst)),
     ]
-    for c in budgets:
-        cells = [f"{means.loc[c, a]:,.0f} ± {errors.loc[c, a]:,.0f}" for a in means.columns]
-        lines.append(f"| {c:g} | " + " | ".join(cells) + " |")
-    lines += ["", "| paper's claim | ours | holds |", "|---|---|---|"]
-    for claim, ours, holds in _checks(figure, spec, df, means, worst):
-        lines.append(f"| {claim} | {ours} | {'yes' if holds else 'NO'} |")
     return "\n".join(lines) + "\n"
 
 
 def _checks(
     figure: str, spec: ExperimentSpec, df: pd.DataFrame, means: pd.DataFrame, worst: float
-) -> list[tuple[str, str, bool]]:
+) -> list[Claim]:
     robust, linsem, ucb = means["Robust-LCB"], means["LinSEM-UCB"], means["UCB"]
     gap = worst / spec.horizon
     checks = []
@@ -176,17 +176,17 @@ def _checks(
         slopes = {a: _late_slope(df, a, c) for a in means.columns}
         slope_text = ", ".join(f"{a} {s / gap:.1%}" for a, s in slopes.items())
         checks += [
-            (
+            Claim(
                 CLAIMS["fig1b"][0],
                 f"late regret per round as a share of the worst gap: {slope_text}",
                 slopes["Robust-LCB"] < min(slopes["LinSEM-UCB"], slopes["UCB"]),
             ),
-            (
+            Claim(
                 CLAIMS["fig1b"][1],
                 f"LinSEM-UCB at {linsem[c] / worst:.0%} of the worst case",
                 linsem[c] >= 0.6 * worst,
             ),
-            (
+            Claim(
                 CLAIMS["fig1b"][2],
                 f"Robust-LCB / LinSEM-UCB = {robust[c] / linsem[c]:.2f}, "
                 f"Robust-LCB / UCB = {robust[c] / ucb[c]:.2f}",
@@ -197,7 +197,7 @@ def _checks(
     smallest = means.index.min()
     at = {c: c for c in means.index}
     checks.append(
-        (
+        Claim(
             CLAIMS["fig1c"][0],
             f"C = {smallest:g}: LinSEM-UCB {linsem[smallest]:,.0f}, UCB {ucb[smallest]:,.0f}, "
             f"Robust-LCB {robust[smallest]:,.0f}",
@@ -206,7 +206,7 @@ def _checks(
     )
     if 15 in at:
         checks.append(
-            (
+            Claim(
                 CLAIMS["fig1c"][1],
                 f"from C = {smallest:g} to 15: LinSEM-UCB x{linsem[15] / linsem[smallest]:.1f}, "
                 f"UCB x{ucb[15] / ucb[smallest]:.1f}",
@@ -215,7 +215,7 @@ def _checks(
         )
     if 200 in at:
         checks.append(
-            (
+            Claim(
                 CLAIMS["fig1c"][2],
                 f"C = 200: LinSEM-UCB {linsem[200] / worst:.0%}, UCB {ucb[200] / worst:.0%} "
                 "of the worst case",
@@ -226,7 +226,7 @@ def _checks(
     ratios = ", ".join(f"C={c:g}: {robust[c] / min(linsem[c], ucb[c]):.2f}" for c in beyond)
     increasing = bool(np.all(np.diff(robust.sort_index().to_numpy()) >= -0.02 * worst))
     checks.append(
-        (
+        Claim(
             CLAIMS["fig1c"][3],
             f"Robust-LCB / best baseline: {ratios}; non-decreasing in C: {increasing}",
             all(robust[c] < min(linsem[c], ucb[c]) for c in beyond) and increasing,

@@ -1,0 +1,89 @@
+"""Task-grid experiments: tasks, seeds, resume, replicates and worker-count independence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from causalbandits.experiments import TaskGrid
+from causalbandits.experiments.store import task_path
+from causalbandits.random import Stream, replicate_seeds
+
+
+@dataclass(frozen=True)
+class MeanOfDraws(TaskGrid):
+    """Per replicate: the mean of ``n`` standard normal draws (expected 0, variance 1/n)."""
+
+    sizes: tuple[int, ...] = (1, 4, 16)
+    offsets: tuple[float, ...] = (0.0, 10.0)
+    replicates: int = 5
+    chunk_size: int = 2
+    seed: int = 3
+    name: str = "mean-of-draws"
+    description: str = "a tiny grid"
+
+    def axes(self) -> dict[str, tuple]:
+        return {"n": self.sizes, "offset": self.offsets}
+
+    def run_chunk(self, point: dict, setting: int, replicates: range) -> pd.DataFrame:
+        values = [
+            point["offset"]
+            + self.generator(setting, r, Stream.SAMPLE).standard_normal(point["n"]).mean()
+            for r in replicates
+        ]
+        return pd.DataFrame({**point, "replicate": list(replicates), "value": values})
+
+
+def test_tasks_cover_every_point_and_replicate_once() -> None:
+    grid = MeanOfDraws()
+    tasks = grid.tasks()
+    assert len(tasks) == 3 * 2 * 3  # points x chunks of (2, 2, 1)
+    covered = {(t.setting, r) for t in tasks for r in range(t.start, t.stop)}
+    assert covered == {(s, r) for s in range(6) for r in range(5)}
+    assert len({t.id for t in tasks}) == len(tasks)
+    assert grid.points()[1] == {"n": 1, "offset": 10.0}
+
+
+def test_seeds_follow_the_one_layout() -> None:
+    grid = MeanOfDraws()
+    expected = np.random.default_rng(replicate_seeds(3, 4, [2], Stream.SAMPLE)[0]).random()
+    assert grid.generator(4, 2, Stream.SAMPLE).random() == expected
+
+
+def test_results_and_resume(tmp_path: Path) -> None:
+    grid = MeanOfDraws()
+    serial = grid.run(tmp_path / "one", progress=False)
+    parallel = grid.run(tmp_path / "two", jobs=2, progress=False)
+    pd.testing.assert_frame_equal(serial, parallel)
+    assert len(serial) == 30
+    means = serial.groupby(["n", "offset"])["value"].mean()
+    assert np.all(np.abs(means.xs(10.0, level="offset") - 10.0) < 3.0)
+
+    victim = task_path(tmp_path / "one", grid.tasks()[3].id)
+    victim.unlink()
+    resumed = grid.run(tmp_path / "one", progress=False)
+    pd.testing.assert_frame_equal(serial, resumed)
+
+
+def test_with_replicates_and_fingerprint(tmp_path: Path) -> None:
+    grid = MeanOfDraws()
+    more = grid.with_replicates(7)
+    assert more.replicates == 7 and len(more.tasks()) == 3 * 2 * 4
+    assert "description" not in grid.config()
+    with pytest.raises(ValueError, match="replicates must be >= 1"):
+        grid.with_replicates(0)
+    grid.run(tmp_path, progress=False)
+    with pytest.raises(ValueError, match="another configuration"):
+        more.run(tmp_path, progress=False)
+    # the first chunks of replicates are the same numbers whatever the total
+    first = grid.run(tmp_path, progress=False)
+    other = more.run(tmp_path / "more", progress=False)
+    shared = other[other.replicate < 5].reset_index(drop=True)
+    ordered = first.sort_values(["n", "offset", "replicate"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(
+        shared.sort_values(["n", "offset", "replicate"]).reset_index(drop=True), ordered
+    )
