@@ -32,8 +32,12 @@ from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.experiments.spec import ExperimentSpec, resolve_environment, resolve_policy
 from causalbandits.experiments.store import (
     TASKS,
+    ManifestError,
+    file_digest,
     load_results,
+    notice,
     read_manifest,
+    task_fingerprint,
     task_path,
     write_manifest,
     write_task_frame,
@@ -124,9 +128,9 @@ def utc_now() -> str:
 
 
 def config_fingerprint(config: Mapping[str, Any]) -> str:
-    """A stable hash (16 hex digits) of a run-based experiment's ``config()``: everything
-    that fixes its numbers."""
-    text = json.dumps(config, sort_keys=True, default=str)
+    """A stable hash (16 hex digits) of everything that fixes an experiment's numbers: its
+    configuration and the package version (a resume after an update never mixes versions)."""
+    text = json.dumps({"config": config, "version": __version__}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -147,12 +151,35 @@ def open_manifest(
 
     ``header`` describes the experiment (at least ``experiment`` and ``fingerprint``);
     ``records`` has one dict per task with its ``id``. An existing manifest must carry the
-    same fingerprint; each task's status is read off its result file.
+    same fingerprint, unless no task has finished (then the folder is reused). A task is
+    done when its file exists and matches the manifest's SHA-256; a corrupt file is removed
+    and recomputed. A missing or unreadable manifest is rebuilt from the task files when
+    they carry this run's fingerprint.
     """
-    manifest = read_manifest(out_dir)
+    try:
+        manifest = read_manifest(out_dir)
+    except ManifestError as error:
+        notice(f"{error}; rebuilding it from the task files")
+        manifest = None
+    fingerprint = header["fingerprint"]
+    if manifest is not None and manifest.get("fingerprint") != fingerprint:
+        if any(t.get("status") == "done" for t in manifest["tasks"]):
+            raise ValueError(
+                f"{out_dir} holds results of another configuration (fingerprint "
+                f"{manifest.get('fingerprint')}, this one {fingerprint}); choose another "
+                "output directory or delete it"
+            )
+        manifest = None
     if manifest is None:
-        if any((out_dir / TASKS).glob("*.parquet")):
-            raise ValueError(f"{out_dir} holds task files but no manifest; use an empty directory")
+        files = sorted((out_dir / TASKS).glob("*.parquet"))
+        foreign = [p.name for p in files if task_fingerprint(p) != fingerprint]
+        if foreign:
+            raise ValueError(
+                f"{out_dir} holds task files of another configuration or unreadable ones "
+                f"({foreign[0]}, ...) and no manifest for them; use an empty directory"
+            )
+        if files:
+            notice(f"rebuilt the manifest of {out_dir} from {len(files)} task files")
         manifest = {
             **header,
             "version": __version__,
@@ -162,15 +189,18 @@ def open_manifest(
             "runs": [],
             "tasks": records,
         }
-    elif manifest.get("fingerprint") != header["fingerprint"]:
-        raise ValueError(
-            f"{out_dir} holds results of another configuration (fingerprint "
-            f"{manifest.get('fingerprint')}, this one {header['fingerprint']}); choose another "
-            "output directory or delete it"
-        )
+        for record in records:
+            path = task_path(out_dir, record["id"])
+            record["sha256"] = file_digest(path) if path.exists() else None
     for record in manifest["tasks"]:
-        done = task_path(out_dir, record["id"]).exists()
-        record["status"] = "done" if done else "pending"
+        path = task_path(out_dir, record["id"])
+        intact = path.exists() and record.get("sha256") == file_digest(path)
+        if path.exists() and not intact:
+            notice(f"{path} does not match its checksum; recomputing it")
+            path.unlink()
+        elif record.get("status") == "done" and not intact:
+            notice(f"{path} is missing; recomputing it")
+        record["status"] = "done" if intact else "pending"
     return manifest
 
 
@@ -264,8 +294,10 @@ def run_tasks(
     )
     try:
         for task, frame, seconds in execute_tasks(run_one, context, todo, jobs, backend):
-            write_task_frame(out_dir, task.id, frame)
-            by_id[task.id].update(status="done", seconds=round(seconds, 3), finished=utc_now())
+            digest = write_task_frame(out_dir, task.id, frame, header["fingerprint"])
+            by_id[task.id].update(
+                status="done", sha256=digest, seconds=round(seconds, 3), finished=utc_now()
+            )
             finished += 1
             write_manifest(out_dir, manifest)
             bar.update()
@@ -298,7 +330,11 @@ def run_experiment(
     for algorithm in spec.algorithms:
         resolve_policy(algorithm.policy)
     tasks = make_tasks(spec)
-    header = {"experiment": spec.name, "fingerprint": spec.fingerprint(), "spec": spec.to_dict()}
+    header = {
+        "experiment": spec.name,
+        "fingerprint": config_fingerprint({"spec": spec.fingerprint()}),
+        "spec": spec.to_dict(),
+    }
     records = [
         {
             "id": t.id,

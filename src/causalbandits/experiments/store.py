@@ -1,21 +1,46 @@
 """The results directory: one Parquet file per finished task plus ``manifest.json``.
 
 Files are written to a temporary name and renamed, so a file that exists is complete: a
-killed run leaves no half-written results, and the task files are the ground truth of what
-has finished.
+killed run leaves no half-written results. The manifest keeps the SHA-256 of every task
+file, and each task file carries the run's fingerprint in its Parquet metadata, so a
+corrupt file is detected (never read) and a lost manifest can be rebuilt from the files.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 MANIFEST = "manifest.json"
 TASKS = "tasks"
+#: Parquet metadata key holding the fingerprint of the run that wrote a task file.
+FINGERPRINT_KEY = b"causalbandits.fingerprint"
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be read (truncated or not JSON)."""
+
+
+def notice(message: str) -> None:
+    """A one-line notice on standard error (e.g. a task that will be recomputed)."""
+    print(f"causalbandits: {message}", file=sys.stderr)
+
+
+def file_digest(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def task_path(out_dir: str | Path, task_id: str) -> Path:
@@ -28,19 +53,43 @@ def _atomic(path: Path, write: Any) -> None:
     os.replace(temporary, path)
 
 
-def write_task_frame(out_dir: str | Path, task_id: str, frame: pd.DataFrame) -> Path:
-    """Store one task's results atomically."""
+def write_task_frame(
+    out_dir: str | Path, task_id: str, frame: pd.DataFrame, fingerprint: str = ""
+) -> str:
+    """Store one task's results atomically, tagged with the run's ``fingerprint``; return the
+    file's SHA-256."""
     path = task_path(out_dir, task_id)
-    _atomic(path, lambda p: frame.to_parquet(p, index=False))
-    return path
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    metadata = {**(table.schema.metadata or {}), FINGERPRINT_KEY: fingerprint.encode()}
+    _atomic(path, lambda p: pq.write_table(table.replace_schema_metadata(metadata), p))
+    return file_digest(path)
+
+
+def task_fingerprint(path: str | Path) -> str | None:
+    """The fingerprint a task file carries, or ``None`` when it cannot be read."""
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowException):
+        return None
+    value = metadata.get(FINGERPRINT_KEY)
+    return None if value is None else value.decode()
 
 
 def read_manifest(out_dir: str | Path) -> dict[str, Any] | None:
-    """The manifest of a results directory, or ``None`` if there is none."""
+    """The manifest of a results directory, or ``None`` if there is none.
+
+    Raises :class:`ManifestError` (naming the file) when it exists but cannot be read.
+    """
     path = Path(out_dir) / MANIFEST
     if not path.exists():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ManifestError(f"{path} cannot be read ({error})") from error
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("tasks"), list):
+        raise ManifestError(f"{path} is not a causalbandits manifest")
+    return manifest
 
 
 def write_manifest(out_dir: str | Path, manifest: dict[str, Any]) -> None:
@@ -51,13 +100,23 @@ def write_manifest(out_dir: str | Path, manifest: dict[str, Any]) -> None:
 def load_results(out_dir: str | Path) -> pd.DataFrame:
     """All finished tasks of a results directory as one table, in the manifest's task order.
 
-    Rows are ordered by setting, algorithm (spec order), replicate and round.
+    Rows are ordered by setting, algorithm (spec order), replicate and round. A task file
+    whose SHA-256 differs from the manifest's is refused (a one-line error naming it).
     """
     manifest = read_manifest(out_dir)
     if manifest is None:
         raise FileNotFoundError(f"{out_dir} has no {MANIFEST}: not a results directory")
-    paths = [task_path(out_dir, task["id"]) for task in manifest["tasks"]]
-    frames = [pd.read_parquet(p) for p in paths if p.exists()]
+    frames = []
+    for task in manifest["tasks"]:
+        path = task_path(out_dir, task["id"])
+        if not path.exists():
+            continue
+        if task.get("sha256") != file_digest(path):
+            raise ValueError(
+                f"{path} does not match its checksum in the manifest (corrupt or replaced); "
+                "run the experiment again into the same folder to recompute it"
+            )
+        frames.append(pd.read_parquet(path))
     if not frames:
         raise FileNotFoundError(f"{out_dir} holds no finished task yet")
     return pd.concat(frames, ignore_index=True)
