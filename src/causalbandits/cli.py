@@ -103,6 +103,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="causalbandits", description=__doc__)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     commands = parser.add_subparsers(dest="command", required=True)
 
     reproduce = commands.add_parser("reproduce", help="run a paper experiment and report")
@@ -129,16 +130,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (2: unknown experiment or bad usage)."""
+    """Entry point; returns the exit code (2: unknown experiment or bad usage, 130:
+    interrupted, 1: any other error). Errors are one line on standard error; ``--debug``
+    shows the traceback instead."""
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except UnknownExperimentError as error:
-        print(f"causalbandits: error: {error}", file=sys.stderr)
-        return 2
-    except (ValueError, ImportError, FileNotFoundError) as error:
-        print(f"causalbandits: error: {error}", file=sys.stderr)
-        return 1
+    except KeyboardInterrupt:
+        print(
+            "causalbandits: interrupted; finished tasks are saved: run the same command "
+            "again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    except Exception as error:
+        if args.debug:
+            raise
+        message = " ".join(str(error).split()) or type(error).__name__
+        if not isinstance(error, UnknownExperimentError | ValueError | FileNotFoundError):
+            message = f"{type(error).__name__}: {message} (--debug shows the traceback)"
+        print(f"causalbandits: error: {message}", file=sys.stderr)
+        return 2 if isinstance(error, UnknownExperimentError) else 1
 
 
 if __name__ == "__main__":

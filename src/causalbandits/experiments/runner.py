@@ -102,6 +102,25 @@ def build_policy(
     return policy
 
 
+def validate(spec: ExperimentSpec) -> None:
+    """Build one environment and one policy per (setting, algorithm) in this process, so that
+    an unknown or mistyped parameter fails at once, before any output exists.
+
+    Raises ``ValueError`` naming the setting or algorithm."""
+    for setting in range(len(spec.settings)):
+        try:
+            env = build_environment(spec, setting, [0])
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{spec.name}: environment of setting {setting}: {error}") from error
+        for algorithm, entry in enumerate(spec.algorithms):
+            try:
+                build_policy(spec, algorithm, setting, env, [0])
+            except (TypeError, ValueError) as error:
+                raise ValueError(
+                    f"{spec.name}: algorithm {entry.label!r} in setting {setting}: {error}"
+                ) from error
+
+
 def run_task(spec: ExperimentSpec, task: Task) -> pd.DataFrame:
     """Simulate one task with one BLAS thread; return its rows of the long results table."""
     setting = spec.settings[task.setting]
@@ -326,9 +345,8 @@ def run_experiment(
     called again with the same spec. ``jobs`` counts worker processes (-1: all cores);
     ``metadata`` is stored in the manifest (e.g. the catalogue name of a paper preset).
     """
-    resolve_environment(spec.environment)
-    for algorithm in spec.algorithms:
-        resolve_policy(algorithm.policy)
+    with threadpool_limits(limits=1):
+        validate(spec)
     tasks = make_tasks(spec)
     header = {
         "experiment": spec.name,

@@ -115,6 +115,7 @@ class AlgorithmSpec:
                 f"known: {', '.join(sorted(POLICIES))}, or a 'module:Class' path"
             )
         object.__setattr__(self, "params", plain(dict(self.params)))
+        check_finite(self.params, f"algorithm {self.label!r} params")
         for name, value in self.params.items():
             if _by_setting(value) and not isinstance(value["values"], Mapping):
                 raise ValueError(f"{self.label}: {name}.values must map setting values to values")
@@ -237,6 +238,8 @@ class ExperimentSpec:
             raise ValueError(f"duplicate algorithm labels: {duplicates}")
         if not self.settings:
             raise ValueError("settings must hold at least one setting (use [{}] for none)")
+        check_finite(self.env_params, "env_params")
+        check_finite(self.settings, "settings")
         if "horizon" in self.env_params:
             raise ValueError("set the horizon with the spec's 'horizon', not in env_params")
         for index, setting in enumerate(self.settings):
@@ -282,10 +285,19 @@ class ExperimentSpec:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> ExperimentSpec:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        """Read and validate a YAML spec; every problem is a ``ValueError`` naming the file."""
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as error:
+            raise ValueError(f"cannot read the spec {path}: {error.strerror or error}") from error
+        except yaml.YAMLError as error:
+            raise ValueError(f"{path} is not valid YAML: {error}") from error
         if not isinstance(data, Mapping):
             raise ValueError(f"{path}: expected a mapping at the top level")
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{path}: {error}") from error
 
     def replace(self, **changes: Any) -> ExperimentSpec:
         """A validated copy with some fields changed."""
@@ -300,6 +312,27 @@ class ExperimentSpec:
 
 
 def _check_keys(cls: type, data: Mapping[str, Any], what: str) -> None:
-    unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
+    fields = dataclasses.fields(cls)
+    unknown = sorted(set(data) - {f.name for f in fields})
     if unknown:
         raise ValueError(f"unknown {what} keys: {unknown}")
+    required = [
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    missing = [name for name in required if name not in data]
+    if missing:
+        raise ValueError(f"{what} lacks the keys {missing}")
+
+
+def check_finite(value: Any, where: str) -> None:
+    """Reject NaN and infinite numbers anywhere in a (nested) parameter value."""
+    if isinstance(value, float) and not np.isfinite(value):
+        raise ValueError(f"{where} must be finite, got {value}")
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            check_finite(item, f"{where}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            check_finite(item, f"{where}[{index}]")
