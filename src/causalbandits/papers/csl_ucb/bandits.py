@@ -87,7 +87,9 @@ class CSLUCBExperiment(SpecExperiment):
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         merged = df.drop(columns="system").assign(setting=0)  # one panel: mean over systems
         title = f"CSL-UCB paper, {self.label} ({len(self.spec.settings)} systems)"
-        return [plot_regret_curves(merged, Path(out_dir) / "regret_curves.png", title=title)]
+        changes = self.spec.env_params.get("change_points", ())
+        path = Path(out_dir) / "regret_curves.png"
+        return [plot_regret_curves(merged, path, title=title, change_points=changes)]
 
     def report(self, df: pd.DataFrame) -> str:
         return build_report(self.label, df)

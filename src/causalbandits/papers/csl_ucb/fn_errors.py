@@ -93,7 +93,9 @@ class FNImpactExperiment(TaskGrid):
         env.reset(replicate_seeds(self.seed, system, [0], Stream.NOISE))
         policy.reset(replicate_seeds(self.seed, system, [0], policy_stream("CSL-UCB")))
 
-        def record(t: int, env: LinearSEMBandit, policy: CSLUCB, actions: np.ndarray):
+        def record(
+            t: int, env: LinearSEMBandit, policy: CSLUCB, actions: np.ndarray
+        ) -> tuple | None:
             model = policy.plug_in_models()[0]
             if model is None:  # still exploring
                 return None

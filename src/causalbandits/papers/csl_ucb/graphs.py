@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -292,14 +292,12 @@ def e1(quick: bool = False) -> GraphIdentificationExperiment:
 
 def e1_observational(quick: bool = False) -> GraphIdentificationExperiment:
     """E1 on observational data for every method (A9-i, the spec's recommendation)."""
-    options = {
-        "regime": "observational",
-        "name": "csl-ucb-e1-observational",
-        "description": "CSL-UCB paper E1 on observational data for all methods (A9-i)",
-    }
-    if quick:
-        return graph_identification(QUICK_NODES, QUICK_SAMPLES, QUICK_RUNS, **options)
-    return graph_identification(**options)
+    return replace(
+        e1(quick),
+        regime="observational",
+        name="csl-ucb-e1-observational",
+        description="CSL-UCB paper E1 on observational data for all methods (A9-i)",
+    )
 
 
 def score(b_true: np.ndarray, b_hat: np.ndarray) -> tuple:
