@@ -123,22 +123,26 @@ def e4(quick: bool = False) -> CSLUCBExperiment:
     return CSLUCBExperiment(_spec("E4", quick, 3000, E4_ALGORITHMS, params), "E4")
 
 
+def summary(name: str, df: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series, str]:
+    """Per algorithm: mean regret at ``T``, its standard error and the share of optimal
+    picks (E3: in the last block; E4: averaged over time), with that share's label."""
+    final = df[df["t"] == df["t"].max()].groupby("algorithm")["cum_regret"]
+    shares = block_shares(df)
+    if name == "E3":
+        shares = shares[shares["t"] == shares["t"].max()]
+        label = "optimal picks in the last block"
+    else:
+        label = "optimal picks averaged over time"
+    share = shares.groupby("algorithm")["block_share"].mean()
+    return final.mean(), final.agg(standard_error), share, label
+
+
 def build_report(name: str, df: pd.DataFrame) -> str:
     """Regret, relative reductions and optimal-pick shares beside the paper's numbers."""
-    claims = CLAIMS[name]
-    final = df[df["t"] == df["t"].max()].groupby("algorithm")["cum_regret"]
-    regret, error = final.mean(), final.agg(standard_error)
-    shares = block_shares(df)
-    if name == "E3":  # the last block
-        shares = shares[shares["t"] == shares["t"].max()]
-        share_label = "optimal picks in the last block"
-    else:
-        share_label = "optimal picks averaged over time"
-    share = shares.groupby("algorithm")["block_share"].mean()
-    paper_share = claims["optimal_share"]
+    regret, error, share, share_label = summary(name, df)
+    paper = CLAIMS[name]["optimal_share"]
     table = [
-        [a, pm(regret[a], error[a]), f"{share[a]:.1%} ({_pct(paper_share.get(a))})"]
-        for a in regret.index
+        [a, pm(regret[a], error[a]), f"{share[a]:.1%} ({_pct(paper.get(a))})"] for a in regret.index
     ]
     lines = [
         f"# CSL-UCB paper, {name}: our results beside the paper's",
@@ -147,7 +151,7 @@ def build_report(name: str, df: pd.DataFrame) -> str:
         "",
         markdown_table(["algorithm", "regret at T (± se)", f"{share_label} (paper)"], table),
         "",
-        claims_table(claim_checks(claims, regret, error, share, share_label, df)),
+        claims_table(claim_checks(name, df)),
     ]
     return "\n".join(lines) + "\n"
 
@@ -156,16 +160,11 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
-def claim_checks(
-    claims: dict,
-    regret: pd.Series,
-    error: pd.Series,
-    share: pd.Series,
-    share_label: str,
-    df: pd.DataFrame,
-) -> list[Claim]:
+def claim_checks(name: str, df: pd.DataFrame) -> list[Claim]:
     """The paper's relative claims (within :data:`TOLERANCE`), its ranking (inversions within
     one standard error are ties) and, for E4, the detection rate and delay."""
+    claims = CLAIMS[name]
+    regret, error, share, share_label = summary(name, df)
     reference, present = claims["reference"], set(regret.index)
     checks = []
     pairs = [(reference, other, p) for other, p in claims["reduction"].items()]
