@@ -1,8 +1,13 @@
 import numpy as np
+import pandas as pd
 import pytest
 
 from causalbandits.envs.piecewise import ChangeRecord
-from causalbandits.experiments.change_metrics import detection_columns, score_detections
+from causalbandits.experiments.change_metrics import (
+    detection_columns,
+    detection_summary,
+    score_detections,
+)
 from causalbandits.experiments.metrics import parameter_columns, summarise
 from causalbandits.experiments.simulate import results_frame
 
@@ -56,3 +61,17 @@ def test_columns_per_replicate_and_summaries():
     assert parameter_columns(frame) == ["system"]
     summary = summarise(frame)
     assert summary["detection_hits_mean"].tolist() == pytest.approx([1.5, 1.5])
+
+
+def test_detection_summary_pools_replicates_at_the_last_round():
+    columns = {"detection_changes": [3, 3], "detection_hits": [1, 2], "detection_delay_sum": [3, 9]}
+    columns["detection_false_alarms"] = [2, 0]
+    result = {"t": np.array([150, 300]), "cum_regret": np.ones((2, 2))}
+    detector = results_frame(result, "a", [0, 1], columns, setting=0)
+    plain = results_frame(result, "b", [0, 1], setting=0)
+    summary = detection_summary(pd.concat([detector, plain], ignore_index=True))
+    assert summary.index.tolist() == ["a"]
+    row = summary.loc["a"]
+    assert (row["changes"], row["hits"], row["rate"]) == (6, 3, 0.5)
+    assert (row["delay"], row["false_alarms"]) == (4.0, 1.0)
+    assert detection_summary(plain).empty

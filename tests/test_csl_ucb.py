@@ -5,7 +5,7 @@ import pytest
 from causalbandits.envs import random_csl_bandit
 from causalbandits.envs.csl_ucb import make_environment
 from causalbandits.experiments import simulate
-from causalbandits.papers.csl_ucb.bandits import block_shares, build_report
+from causalbandits.papers.csl_ucb.bandits import block_shares, build_report, ranking_check
 from causalbandits.policies import CSLUCB
 
 
@@ -103,12 +103,38 @@ def test_block_shares_and_report_against_hand_numbers():
     assert "| CSL-UCB's regret 91.6% lower than UCB's | 90.0% lower | yes |" in report
 
 
-def test_ranking_verdict_allows_inversions_within_one_standard_error():
-    from causalbandits.papers.csl_ucb.bandits import ranking_verdict
-
+def test_ranking_check_allows_inversions_within_one_standard_error():
     expected = ["a", "b", "c"]
     error = pd.Series({"a": 3.0, "b": 4.0, "c": 0.0})
-    assert ranking_verdict(expected, pd.Series({"a": 1.0, "b": 2.0, "c": 3.0}), error) == "yes"
-    tie = ranking_verdict(expected, pd.Series({"a": 6.0, "b": 2.0, "c": 9.0}), error)
-    assert tie == "yes (a and b within 1 se)"  # 6 - 2 = 4 < hypot(3, 4) = 5
-    assert ranking_verdict(expected, pd.Series({"a": 8.0, "b": 2.0, "c": 9.0}), error) == "NO"
+    assert ranking_check(expected, pd.Series({"a": 1.0, "b": 2.0, "c": 3.0}), error) == (True, [])
+    tie = ranking_check(expected, pd.Series({"a": 6.0, "b": 2.0, "c": 9.0}), error)
+    assert tie == (True, ["a and b within 1 se"])  # 6 - 2 = 4 < hypot(3, 4) = 5
+    assert not ranking_check(expected, pd.Series({"a": 8.0, "b": 2.0, "c": 9.0}), error)[0]
+
+
+def test_e4_report_has_the_detection_claims():
+    rows = []
+    for algorithm, regret in {"CSL-UCB-CD": 10.0, "UCB": 100.0}.items():
+        for system in (0, 1):
+            detection = {
+                "detection_changes": 4.0,
+                "detection_hits": 3.0 + system,
+                "detection_delay_sum": 30.0,
+                "detection_false_alarms": 1.0 + system,
+            }
+            rows.append(
+                {
+                    "setting": system,
+                    "algorithm": algorithm,
+                    "replicate": 0,
+                    "t": 3000,
+                    "cum_regret": regret + system,
+                    "optimal_share": 0.5,
+                    **(detection if algorithm == "CSL-UCB-CD" else dict.fromkeys(detection)),
+                }
+            )
+    report = build_report("E4", pd.DataFrame(rows))
+    assert "| CSL-UCB-CD has the lowest regret | lowest: CSL-UCB-CD | yes |" in report
+    assert "changes detected 89.3% (need >= 80%) | 87.5% of 8 | yes |" in report
+    assert "delay 13.1 slots (need <= 30) | 8.6 slots; 1.50 false alarms per run | yes |" in report
+    assert "UCB: sub-graph" not in report

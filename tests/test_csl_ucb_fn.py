@@ -1,23 +1,30 @@
-"""E2 of the CSL-UCB paper: FN flags, reward errors and the report's arithmetic."""
+"""E2 of the CSL-UCB paper: FN flags, reward errors, resume and the report's arithmetic."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from causalbandits.envs.csl_ucb import make_environment
+from causalbandits.experiments import read_manifest
 from causalbandits.papers.csl_ucb.fn_errors import (
     FNImpactExperiment,
     build_report,
+    e2,
     error_gap,
+    score_model,
     thirds_trend,
 )
 
+SMALL = FNImpactExperiment(systems=2, horizon=240)
+
 
 @pytest.fixture(scope="module")
-def traces() -> pd.DataFrame:
-    return FNImpactExperiment(systems=2, horizon=240).run_tables(jobs=1)
+def traces(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    return SMALL.run(tmp_path_factory.mktemp("e2"), progress=False)
 
 
 def test_rows_are_decision_rounds_with_consistent_flags(traces: pd.DataFrame) -> None:
@@ -27,19 +34,37 @@ def test_rows_are_decision_rounds_with_consistent_flags(traces: pd.DataFrame) ->
     assert np.isfinite(traces["reward_error"]).all() and (traces["reward_error"] >= 0).all()
 
 
-def test_same_numbers_with_two_workers(traces: pd.DataFrame) -> None:
-    again = FNImpactExperiment(systems=2, horizon=240).run_tables(jobs=2)
-    pd.testing.assert_frame_equal(traces, again)
+def test_same_numbers_with_two_workers(traces: pd.DataFrame, tmp_path: Path) -> None:
+    pd.testing.assert_frame_equal(traces, SMALL.run(tmp_path, jobs=2, progress=False))
+
+
+def test_a_killed_run_resumes_with_the_same_table(
+    traces: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = FNImpactExperiment.trace
+
+    def dies_on_system_1(self: FNImpactExperiment, system: int) -> pd.DataFrame:
+        if system == 1:
+            raise KeyboardInterrupt
+        return trace(self, system)
+
+    monkeypatch.setattr(FNImpactExperiment, "trace", dies_on_system_1)
+    with pytest.raises(KeyboardInterrupt):
+        SMALL.run(tmp_path, progress=False)
+    assert [r["status"] for r in read_manifest(tmp_path)["tasks"]] == ["done", "pending"]
+    monkeypatch.setattr(FNImpactExperiment, "trace", trace)
+    pd.testing.assert_frame_equal(traces, SMALL.run(tmp_path, progress=False))
+    assert read_manifest(tmp_path)["runs"][-1]["tasks_run"] == 1
 
 
 def test_the_true_model_has_zero_error_and_no_fn() -> None:
     env = make_environment(100, system=3)
     graphs = np.stack([env.sem.weights, env.sem.intervention_weights]) != 0
     weights = np.stack([env.sem.weights, env.sem.intervention_weights])
-    error, missed = FNImpactExperiment.score(env, graphs, weights)
+    error, missed = score_model(env, graphs, weights)
     assert error == pytest.approx(0.0, abs=1e-12) and missed == 0
     graphs[0][np.argwhere(graphs[0])[0][0], np.argwhere(graphs[0])[0][1]] = False
-    assert FNImpactExperiment.score(env, graphs, weights)[1] == 1
+    assert score_model(env, graphs, weights)[1] == 1
 
 
 def test_gap_trend_and_report_against_hand_numbers() -> None:
@@ -55,9 +80,11 @@ def test_gap_trend_and_report_against_hand_numbers() -> None:
     assert error_gap(df) == pytest.approx(1 - (0.7 / 3) / (2.9 / 3))
     assert thirds_trend(df, False) == (0.4, 0.1)
     report = build_report(df)
-    assert "75.9% lower" in report and "| yes |" in report
+    assert "| error 62.8% lower without FN errors | 75.9% lower | NO |" in report
+    assert "| without FN errors the error decreases over time | 0.400 -> 0.100 | yes |" in report
 
 
-def test_bad_sizes_are_rejected() -> None:
+def test_systems_are_the_replicates_and_bad_sizes_are_rejected() -> None:
+    assert e2(True).with_replicates(4).systems == 4 and len(e2(True).tasks()) == 10
     with pytest.raises(ValueError, match="systems and horizon"):
         FNImpactExperiment(systems=0)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 #: Per-replicate columns of the results table: changes, detected changes, the sum of their
 #: delays (rounds) and the false alarms.
@@ -63,3 +64,25 @@ def detection_columns(env: Any, policy: Any) -> dict[str, np.ndarray]:
         return {}
     scores = [score_detections(changes, run, env.change_points, env.horizon) for run in alarms]
     return {name: np.array([s[name] for s in scores]) for name in DETECTION_COLUMNS}
+
+
+def detection_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per algorithm with detection scores, from a results table's last round: ``changes``,
+    ``hits``, ``rate`` (hits / changes), mean ``delay`` of the hits (rounds; NaN without
+    hits) and ``false_alarms`` per replicate. Empty without :data:`DETECTION_COLUMNS`."""
+    columns = ["changes", "hits", "rate", "delay", "false_alarms"]
+    if "detection_hits" not in df:
+        return pd.DataFrame(columns=columns)
+    last = df[df["t"] == df["t"].max()].dropna(subset=["detection_hits"])
+    grouped = last.groupby("algorithm")
+    sums = grouped[["detection_changes", "detection_hits", "detection_delay_sum"]].sum()
+    hits = sums["detection_hits"]
+    return pd.DataFrame(
+        {
+            "changes": sums["detection_changes"],
+            "hits": hits,
+            "rate": hits / sums["detection_changes"],
+            "delay": (sums["detection_delay_sum"] / hits).where(hits > 0),
+            "false_alarms": grouped["detection_false_alarms"].mean(),
+        }
+    )[columns]

@@ -15,14 +15,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from causalbandits.experiments.change_metrics import detection_summary
 from causalbandits.experiments.plots import plot_regret_curves
 from causalbandits.experiments.protocol import SpecExperiment
+from causalbandits.experiments.report import Claim, claims_table, markdown_table, pm, standard_error
 from causalbandits.experiments.spec import AlgorithmSpec, ExperimentSpec
 
 PAPER_SYSTEMS = 100
 QUICK_SYSTEMS = 10
 E3_SEED = 2025  # root seed of E3 and E4 (the authors' code seeds numpy with 2025)
 BLOCK = 100  # optimal-pick shares are measured over 100-round blocks [code]
+TOLERANCE = 0.10  # verdict tolerance on the paper's relative numbers (percentage points)
 
 E3_ALGORITHMS = (
     AlgorithmSpec("CSL-UCB", "csl-ucb", {"preset": "authors-code"}),
@@ -84,7 +87,9 @@ class CSLUCBExperiment(SpecExperiment):
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         merged = df.drop(columns="system").assign(setting=0)  # one panel: mean over systems
         title = f"CSL-UCB paper, {self.label} ({len(self.spec.settings)} systems)"
-        return [plot_regret_curves(merged, Path(out_dir) / "regret_curves.png", title=title)]
+        changes = self.spec.env_params.get("change_points", ())
+        path = Path(out_dir) / "regret_curves.png"
+        return [plot_regret_curves(merged, path, title=title, change_points=changes)]
 
     def report(self, df: pd.DataFrame) -> str:
         return build_report(self.label, df)
@@ -118,109 +123,109 @@ def e4(quick: bool = False) -> CSLUCBExperiment:
     return CSLUCBExperiment(_spec("E4", quick, 3000, E4_ALGORITHMS, params), "E4")
 
 
-def build_report(name: str, df: pd.DataFrame) -> str:
-    """Regret, relative reductions and optimal-pick shares beside the paper's numbers."""
-    claims = CLAIMS[name]
+def summary(name: str, df: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series, str]:
+    """Per algorithm: mean regret at ``T``, its standard error and the share of optimal
+    picks (E3: in the last block; E4: averaged over time), with that share's label."""
     final = df[df["t"] == df["t"].max()].groupby("algorithm")["cum_regret"]
-    regret, error = final.mean(), final.sem()
     shares = block_shares(df)
     if name == "E3":
-        share = shares[shares["t"] == shares["t"].max()].groupby("algorithm")["block_share"]
-        share_label = "optimal picks in the last block"
+        shares = shares[shares["t"] == shares["t"].max()]
+        label = "optimal picks in the last block"
     else:
-        share = shares.groupby("algorithm")["block_share"]
-        share_label = "optimal picks averaged over time"
-    share = share.mean()
-    reference = claims["reference"]
+        label = "optimal picks averaged over time"
+    share = shares.groupby("algorithm")["block_share"].mean()
+    return final.mean(), final.agg(standard_error), share, label
+
+
+def build_report(name: str, df: pd.DataFrame) -> str:
+    """Regret, relative reductions and optimal-pick shares beside the paper's numbers."""
+    regret, error, share, share_label = summary(name, df)
+    paper = CLAIMS[name]["optimal_share"]
+    table = [
+        [a, pm(regret[a], error[a]), f"{share[a]:.1%} ({_pct(paper.get(a))})"] for a in regret.index
+    ]
     lines = [
         f"# CSL-UCB paper, {name}: our results beside the paper's",
         "",
         f"{df['setting'].nunique()} systems, T = {int(df['t'].max())}; pseudo-regret.",
         "",
-        f"| algorithm | regret at T (± se) | {share_label} (paper) |",
-        "|---|---|---|",
+        markdown_table(["algorithm", "regret at T (± se)", f"{share_label} (paper)"], table),
+        "",
+        claims_table(claim_checks(name, df)),
     ]
-    for algorithm in regret.index:
-        paper = claims["optimal_share"].get(algorithm)
-        paper_text = f"{paper:.1%}" if paper is not None else "-"
-        lines.append(
-            f"| {algorithm} | {regret[algorithm]:,.0f} ± {error[algorithm]:,.0f} "
-            f"| {share[algorithm]:.1%} ({paper_text}) |"
-        )
-    lines += ["", "| paper's claim | ours | holds |", "|---|---|---|"]
-    present = set(regret.index)
-    for other, paper in claims["reduction"].items():
-        if {other, reference} - present:
-            continue
-        ours = 1 - regret[reference] / regret[other]
-        lines.append(
-            f"| {reference}'s regret {paper:.1%} lower than {other}'s | {ours:.1%} lower "
-            f"| {'yes' if abs(ours - paper) <= 0.10 else 'NO'} |"
-        )
-    for other, paper in claims["reference_vs"].items():
-        if {other, reference} - present:
-            continue
-        ours = 1 - regret[other] / regret[reference]
-        lines.append(
-            f"| {other}'s regret {paper:.1%} lower than {reference}'s | {ours:.1%} lower "
-            f"| {'yes' if abs(ours - paper) <= 0.10 else 'NO'} |"
-        )
-    for algorithm, paper in claims["optimal_share"].items():
-        if algorithm not in present:
-            continue
-        ours = share[algorithm]
-        lines.append(
-            f"| {algorithm}: {share_label} {paper:.1%} | {ours:.1%} "
-            f"| {'yes' if abs(ours - paper) <= 0.10 else 'NO'} |"
-        )
-    ranking = list(regret.sort_values().index)
-    expected = [a for a in claims["ranking"] if a in present]
-    lines.append(
-        f"| ranking {' < '.join(expected)} | {' < '.join(ranking)} "
-        f"| {ranking_verdict(expected, regret, error)} |"
-    )
-    if claims.get("reference_lowest"):
-        lines.append(
-            f"| {reference} has the lowest regret | lowest: {ranking[0]} "
-            f"| {'yes' if ranking[0] == reference else 'NO'} |"
-        )
-    if "detection" in claims:
-        lines += detection_lines(df, claims["detection"])
     return "\n".join(lines) + "\n"
 
 
-def ranking_verdict(expected: list[str], regret: pd.Series, error: pd.Series) -> str:
-    """``yes`` if each algorithm's mean regret is below the next one's in ``expected``;
-    an inversion within one combined standard error is reported as a tie, not a failure."""
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def claim_checks(name: str, df: pd.DataFrame) -> list[Claim]:
+    """The paper's relative claims (within :data:`TOLERANCE`), its ranking (inversions within
+    one standard error are ties) and, for E4, the detection rate and delay."""
+    claims = CLAIMS[name]
+    regret, error, share, share_label = summary(name, df)
+    reference, present = claims["reference"], set(regret.index)
+    checks = []
+    pairs = [(reference, other, p) for other, p in claims["reduction"].items()]
+    pairs += [(other, reference, p) for other, p in claims["reference_vs"].items()]
+    for lower, higher, paper in pairs:
+        if {lower, higher} <= present:
+            ours = 1 - regret[lower] / regret[higher]
+            text = f"{lower}'s regret {paper:.1%} lower than {higher}'s"
+            checks.append(Claim(text, f"{ours:.1%} lower", abs(ours - paper) <= TOLERANCE))
+    for algorithm, paper in claims["optimal_share"].items():
+        if algorithm in present:
+            ours = share[algorithm]
+            text = f"{algorithm}: {share_label} {paper:.1%}"
+            checks.append(Claim(text, f"{ours:.1%}", abs(ours - paper) <= TOLERANCE))
+    ranking = list(regret.sort_values().index)
+    expected = [a for a in claims["ranking"] if a in present]
+    holds, ties = ranking_check(expected, regret, error)
+    ours = " < ".join(ranking) + (f" ({'; '.join(ties)})" if ties else "")
+    checks.append(Claim(f"ranking {' < '.join(expected)}", ours, holds))
+    if claims.get("reference_lowest"):
+        text = f"{reference} has the lowest regret"
+        checks.append(Claim(text, f"lowest: {ranking[0]}", ranking[0] == reference))
+    if "detection" in claims:
+        checks += detection_claims(df, claims["detection"])
+    return checks
+
+
+def ranking_check(
+    expected: list[str], regret: pd.Series, error: pd.Series
+) -> tuple[bool, list[str]]:
+    """Whether each algorithm's mean regret is below the next one's in ``expected``, and the
+    ties: an inversion within one combined standard error is a tie, not a failure."""
     ties = []
     for first, second in zip(expected, expected[1:], strict=False):
         if regret[first] <= regret[second]:
             continue
         if regret[first] - regret[second] > np.hypot(error[first], error[second]):
-            return "NO"
+            return False, ties
         ties.append(f"{first} and {second} within 1 se")
-    return "yes" + (f" ({'; '.join(ties)})" if ties else "")
+    return True, ties
 
 
-def detection_lines(df: pd.DataFrame, claim: dict[str, float]) -> list[str]:
-    """Claim rows for the sub-graph detectors: share of changes detected and mean delay."""
-    if "detection_hits" not in df:
-        return []
-    last = df[df["t"] == df["t"].max()].dropna(subset=["detection_hits"])
-    lines = []
-    for algorithm, runs in last.groupby("algorithm"):
-        hits = runs["detection_hits"].sum()
-        rate = hits / runs["detection_changes"].sum()
-        delay = runs["detection_delay_sum"].sum() / hits if hits else float("nan")
-        false_alarms = runs["detection_false_alarms"].mean()
-        rate_holds = "yes" if rate >= claim["min_rate"] else "NO"
-        delay_holds = "yes" if delay <= claim["max_delay"] else "NO"
-        lines += [
-            f"| {algorithm}: sub-graph changes detected {claim['rate']:.1%} "
-            f"(need >= {claim['min_rate']:.0%}) | {rate:.1%} of "
-            f"{int(runs['detection_changes'].sum())} | {rate_holds} |",
-            f"| {algorithm}: mean detection delay {claim['delay']} slots "
-            f"(need <= {claim['max_delay']:.0f}) | {delay:.1f} slots; "
-            f"{false_alarms:.2f} false alarms per run | {delay_holds} |",
+def detection_claims(df: pd.DataFrame, claim: dict[str, float]) -> list[Claim]:
+    """Per detector: the share of sub-graph changes detected and the mean delay (slots)."""
+    checks = []
+    for algorithm, row in detection_summary(df).iterrows():
+        rate_text = (
+            f"{algorithm}: sub-graph changes detected {claim['rate']:.1%} "
+            f"(need >= {claim['min_rate']:.0%})"
+        )
+        delay_text = (
+            f"{algorithm}: mean detection delay {claim['delay']} slots "
+            f"(need <= {claim['max_delay']:.0f})"
+        )
+        delay = f"{row['delay']:.1f} slots; {row['false_alarms']:.2f} false alarms per run"
+        checks += [
+            Claim(
+                rate_text,
+                f"{row['rate']:.1%} of {int(row['changes'])}",
+                row["rate"] >= claim["min_rate"],
+            ),
+            Claim(delay_text, delay, row["delay"] <= claim["max_delay"]),
         ]
-    return lines
+    return checks

@@ -18,27 +18,34 @@ record
 
 The paper reports that without FN errors the error decreases over time, with them it does
 not, and that on average it is 62.8% lower without FN errors. System ``r`` and its noise are
-those of E3 (same seeds), so E2 inspects the very runs E3 scores.
+those of E3 (same seeds: setting ``r``, replicate 0), so E2 inspects the very runs E3 scores.
+E2 is a :class:`~causalbandits.experiments.grid.TaskGrid` with the systems as replicates;
+each system is one run of :func:`~causalbandits.experiments.simulate.simulate` with a
+:class:`~causalbandits.experiments.recorders.Trace` of the plug-in model.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from matplotlib.figure import Figure
 from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.csl_ucb import make_environment
 from causalbandits.envs.linear_bandit import LinearSEMBandit
-from causalbandits.experiments.store import write_manifest
+from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.plots import save_figure
+from causalbandits.experiments.recorders import Trace
+from causalbandits.experiments.report import Claim, claims_table, markdown_table
+from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.csl_ucb.bandits import E3_SEED, QUICK_SYSTEMS
 from causalbandits.policies.csl_ucb import CSLUCB
-from causalbandits.random import NOISE_STREAM, POLICY_STREAM, replicate_seeds, stable_hash
+from causalbandits.random import Stream, policy_stream, replicate_seeds
 
 #: The paper's number (Sec. VI-B): the reward error is 62.8% lower without FN errors.
 PAPER_GAP = 0.628
@@ -50,13 +57,16 @@ COLUMNS = ("system", "t", "fn_any", "n_fn", "reward_error")
 
 
 @dataclass(frozen=True)
-class FNImpactExperiment:
+class FNImpactExperiment(TaskGrid):
     """E2: reward-estimation error of CSL-UCB's plug-in model, split by FN errors."""
+
+    replicate_field: ClassVar[str] = "systems"
 
     systems: int = FULL_SYSTEMS
     horizon: int = 600
     preset: str = "paper"
     seed: int = E3_SEED
+    chunk_size: int = 1
     name: str = "csl-ucb-e2"
     description: str = "CSL-UCB paper E2 (Fig. 6): reward error with and without FN errors"
 
@@ -66,93 +76,67 @@ class FNImpactExperiment:
                 f"systems and horizon must be >= 1, got {self.systems}, {self.horizon}"
             )
 
-    def with_replicates(self, systems: int) -> FNImpactExperiment:
-        """The same experiment on ``systems`` systems (``reproduce --replicates``)."""
-        return replace(self, systems=systems)
+    def axes(self) -> Mapping[str, Sequence[Any]]:
+        return {}  # one point; the systems are the replicates
 
-    def run(
-        self, out_dir: str | Path, jobs: int = 1, backend: str = "loky", progress: bool = True
-    ) -> pd.DataFrame:
-        """Trace every system into ``out_dir`` (its manifest); return the long table."""
-        del progress  # a few minutes in all; joblib reports nothing useful per system
-        start = time.perf_counter()
-        df = self.run_tables(jobs, backend)
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        manifest = {
-            "experiment": self.name,
-            "kind": "run",
-            "config": {k: getattr(self, k) for k in ("systems", "horizon", "preset", "seed")},
-            "wall_time": round(time.perf_counter() - start, 3),
-            "runs": [{"jobs": jobs, "backend": backend}],
-        }
-        write_manifest(out_dir, manifest)
-        return df
-
-    def run_tables(self, jobs: int = 1, backend: str = "loky") -> pd.DataFrame:
-        """The traces of all systems; the same for any ``jobs`` and either backend."""
-        if backend == "ray":
-            from ray.util.joblib import register_ray
-
-            register_ray()
-        elif backend != "loky":
-            raise ValueError(f"unknown backend {backend!r}; choose 'loky' or 'ray'")
-        parallel = Parallel(n_jobs=jobs, backend=backend)
-        frames = parallel(delayed(self.trace)(system) for system in range(self.systems))
+    def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
+        """The traces of systems ``replicates`` (one BLAS thread)."""
+        with threadpool_limits(limits=1):
+            frames = [self.trace(system) for system in replicates]
         return pd.concat(frames, ignore_index=True)
 
     def trace(self, system: int) -> pd.DataFrame:
-        """CSL-UCB on E3 system ``system``: FN flags and reward error at each decision."""
-        with threadpool_limits(limits=1):
-            env = make_environment(self.horizon, system)
-            policy = CSLUCB(env.problem, preset=self.preset)
-            env.reset(replicate_seeds(self.seed, system, [0], NOISE_STREAM))
-            label = stable_hash("CSL-UCB")
-            policy.reset(replicate_seeds(self.seed, system, [0], POLICY_STREAM + label))
-            every = policy.settings.update_every
-            rows = []
-            for t in range(self.horizon):
-                actions = policy.select()
-                model = policy.plug_in_models()[0] if t % every == 0 else None
-                if model is not None:
-                    error, missed = self.score(env, *model)
-                    rows.append((system, t, missed > 0, missed, error))
-                policy.update(actions, env.step(actions))
-        return pd.DataFrame(rows, columns=list(COLUMNS))
+        """CSL-UCB on E3 system ``system``: FN flags and reward error at each decision
+        (0-based round ``t``, before the round's step)."""
+        env = make_environment(self.horizon, system)
+        policy = CSLUCB(env.problem, preset=self.preset)
+        env.reset(replicate_seeds(self.seed, system, [0], Stream.NOISE))
+        policy.reset(replicate_seeds(self.seed, system, [0], policy_stream("CSL-UCB")))
 
-    @staticmethod
-    def score(env: LinearSEMBandit, graphs: np.ndarray, weights: np.ndarray) -> tuple[float, int]:
-        """Normalised reward error over all arms (A14) and the number of missed true edges.
+        def record(
+            t: int, env: LinearSEMBandit, policy: CSLUCB, actions: np.ndarray
+        ) -> tuple | None:
+            model = policy.plug_in_models()[0]
+            if model is None:  # still exploring
+                return None
+            error, missed = score_model(env, *model)
+            return system, t - 1, missed > 0, missed, error
 
-        ``graphs`` and ``weights`` have shape ``(2, N, N)``: mode 0 (``B``), mode 1 (``B'``).
-        """
-        estimate = env.sem.mean_values(
-            env.actions.masks, weights=weights[0], intervention_weights=weights[1]
-        )[:, env.reward_node]
-        truth = env.expected_rewards
-        error = float(np.mean(np.abs(estimate - truth) / np.abs(truth)))
-        true_edges = np.stack([env.sem.weights, env.sem.intervention_weights]) != 0
-        return error, int(np.count_nonzero(true_edges & ~graphs))
+        trace = Trace(record, every=policy.settings.update_every, when="action")
+        simulate(env, policy, 1, [trace])
+        return pd.DataFrame(trace.rows, columns=list(COLUMNS))
 
-    def plot(self, df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
+    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         """Fig. 6: mean normalised reward error vs t, with and without FN errors."""
         figure = Figure(figsize=(6, 4), layout="constrained")
         ax = figure.subplots()
         for fn, label in ((False, "no FN error"), (True, "FN error (>= 1 missed edge)")):
-            part = df[df["fn_any"] == fn].groupby("t")["reward_error"]
-            stats = part.agg(["mean", "std", "size"])
-            half = 1.96 * stats["std"].fillna(0) / np.sqrt(stats["size"])
+            stats = df[df["fn_any"] == fn].groupby("t")["reward_error"].agg(["mean", "sem"])
+            half = 1.96 * stats["sem"].fillna(0)
             ax.plot(stats.index, stats["mean"], label=label)
             ax.fill_between(stats.index, stats["mean"] - half, stats["mean"] + half, alpha=0.2)
         ax.set(xlabel="t", ylabel="normalised reward error", yscale="log")
         ax.set_title("CSL-UCB paper, E2: reward error with and without FN errors")
         ax.legend()
-        path = Path(out_dir) / "reward_error_vs_t.png"
-        figure.savefig(path, dpi=120)
-        return [path]
+        return [save_figure(figure, Path(out_dir) / "reward_error_vs_t.png", dpi=120)]
 
     def report(self, df: pd.DataFrame) -> str:
         return build_report(df)
+
+
+def score_model(env: LinearSEMBandit, graphs: np.ndarray, weights: np.ndarray) -> tuple[float, int]:
+    """Normalised reward error over all arms (A14) and the number of missed true edges.
+
+    ``graphs`` and ``weights`` have shape ``(2, N, N)``: mode 0 (``B``), mode 1 (``B'``);
+    the estimated means are eq. 3 with the estimates.
+    """
+    estimate = env.sem.mean_values(
+        env.actions.masks, weights=weights[0], intervention_weights=weights[1]
+    )[:, env.reward_node]
+    truth = env.expected_rewards
+    error = float(np.mean(np.abs(estimate - truth) / np.abs(truth)))
+    true_edges = np.stack([env.sem.weights, env.sem.intervention_weights]) != 0
+    return error, int(np.count_nonzero(true_edges & ~graphs))
 
 
 def error_gap(df: pd.DataFrame) -> float:
@@ -175,27 +159,39 @@ def thirds_trend(df: pd.DataFrame, fn: bool) -> tuple[float, float]:
 def build_report(df: pd.DataFrame) -> str:
     """Our E2 numbers beside the paper's (Sec. VI-B)."""
     gap = error_gap(df)
-    share_fn = df["fn_any"].mean()
     no_fn, with_fn = thirds_trend(df, False), thirds_trend(df, True)
+    claims = [
+        Claim(
+            f"error {PAPER_GAP:.1%} lower without FN errors",
+            f"{gap:.1%} lower",
+            abs(gap - PAPER_GAP) <= GAP_TOLERANCE,
+        ),
+        Claim(
+            "without FN errors the error decreases over time",
+            f"{no_fn[0]:.3f} -> {no_fn[1]:.3f}",
+            no_fn[1] < no_fn[0],
+        ),
+        Claim(
+            "with FN errors it does not decrease as much",
+            f"{with_fn[0]:.3f} -> {with_fn[1]:.3f}",
+            with_fn[1] / with_fn[0] > no_fn[1] / no_fn[0],
+        ),
+    ]
+    trends = [
+        [group, f"{first:.3f}", f"{last:.3f}"]
+        for group, (first, last) in (("no FN error", no_fn), ("FN error", with_fn))
+    ]
     lines = [
         "# CSL-UCB paper, E2: effect of FN errors on reward estimation",
         "",
         f"{df['system'].nunique()} systems, {len(df)} decision rounds; "
-        f"{share_fn:.1%} of them with at least one FN error in the learned graphs.",
+        f"{df['fn_any'].mean():.1%} of them with at least one FN error in the learned graphs.",
         "",
-        "| group | mean error, first third of t | mean error, last third of t |",
-        "|---|---|---|",
-        f"| no FN error | {no_fn[0]:.3f} | {no_fn[1]:.3f} |",
-        f"| FN error | {with_fn[0]:.3f} | {with_fn[1]:.3f} |",
+        markdown_table(
+            ["group", "mean error, first third of t", "mean error, last third of t"], trends
+        ),
         "",
-        "| paper's claim | ours | holds |",
-        "|---|---|---|",
-        f"| error {PAPER_GAP:.1%} lower without FN errors | {gap:.1%} lower "
-        f"| {'yes' if abs(gap - PAPER_GAP) <= GAP_TOLERANCE else 'NO'} |",
-        f"| without FN errors the error decreases over time | {no_fn[0]:.3f} -> {no_fn[1]:.3f} "
-        f"| {'yes' if no_fn[1] < no_fn[0] else 'NO'} |",
-        f"| with FN errors it does not decrease as much | {with_fn[0]:.3f} -> {with_fn[1]:.3f} "
-        f"| {'yes' if with_fn[1] / with_fn[0] > no_fn[1] / no_fn[0] else 'NO'} |",
+        claims_table(claims),
     ]
     return "\n".join(lines) + "\n"
 

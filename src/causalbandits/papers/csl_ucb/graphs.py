@@ -38,35 +38,36 @@ regime. Both regimes are available (catalogue: ``csl-ucb-e1`` and
 ``csl-ucb-e1-observational``); the report states which one ran. GOLEM's and DAGMA's numbers
 do not depend on the regime (their data stream is the same).
 
-Randomness: the system of run ``r`` at size ``N`` comes from ``SeedSequence(seed,
-spawn_key=(N, r, SYSTEM))``; the observational samples, the interventional rounds and each
-CSL variant's KSG jitter have their own streams keyed by ``(N, r, stream[, T])``. Samples for
-``T = 200`` are the first 200 of the ``T = 400`` draw (common random numbers across ``T``).
-Work is split into tasks of ``chunk_size`` runs of one ``N`` (DAGMA fits of a task run as one
-batch); the split depends on the configuration only, so the results are identical for any
-number of workers. Each finished task is stored at once (``tasks/*.parquet`` plus
-``manifest.json``, the layout of :mod:`causalbandits.experiments.store`), so a killed run
-resumes where it stopped.
+Randomness (kept from before the task grid, so the numbers are unchanged; built in
+:meth:`GraphIdentificationExperiment.rng` only): the system of run ``r`` at size ``N`` comes
+from ``SeedSequence(seed, spawn_key=(N, r, SYSTEM))``; the observational samples, the
+interventional rounds and each CSL variant's KSG jitter have their own streams keyed by
+``(N, r, stream[, T])``. Samples for ``T = 200`` are the first 200 of the ``T = 400`` draw
+(common random numbers across ``T``). The experiment is a
+:class:`~causalbandits.experiments.grid.TaskGrid` over ``N`` with ``runs`` as replicates
+(tasks of ``chunk_size`` runs; the DAGMA fits of a task run as one batch).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.random_systems import random_soft_intervention_sem
 from causalbandits.estimators.csl import learn_graph, learn_subgraphs
 from causalbandits.estimators.structure_learning import dagma_linear_batch, golem_ev, graph_metrics
 from causalbandits.estimators.subgraph import SubgraphData
-from causalbandits.experiments.runner import config_fingerprint, run_header, run_tasks
+from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.plots import save_figure
+from causalbandits.experiments.report import Claim, claims_table, markdown_table
 from causalbandits.random import stable_hash
 
 #: The paper's methods, in the order of the tables and plots.
@@ -87,7 +88,7 @@ CSL_WEIGHTS = {"CSL": 1.0, "CSL-nw": 0.0}
 #: GOLEM-EV settings [code] (§4.2).
 GOLEM_PARAMS = {"lambda1": 0.02, "lambda2": 5.0, "threshold": 0.3}
 
-# Stream identifiers (last-but-one or last element of the spawn key).
+# Stream identifiers of E1's own key layout (see the module docstring).
 SYSTEM_STREAM = 0
 OBSERVATIONAL_STREAM = 1
 INTERVENTIONAL_STREAM = 2
@@ -114,41 +115,43 @@ LABELS = {
     "recall": "recall",
     "nshd": "NSHD",
 }
+#: What each data regime means (A9), stated in the report.
+REGIME_TEXT = {
+    "interventional": (
+        "Data regime: **interventional** (A9-ii, the project's default). CSL and CSL-nw "
+        "learn B from T rounds of uniformly random arms, using for node i the rounds in "
+        "which i was not intervened on (about T/2 per node); GOLEM and DAGMA get T "
+        "observational samples. On purely observational data (A9-i, "
+        "`csl-ucb-e1-observational`) CSL misses true edges far more often: regressing a "
+        "node on all others, children included, shrinks true-edge weights."
+    ),
+    "observational": (
+        "Data regime: **observational** (A9-i): every method gets the same T "
+        "observational samples (a = 0)."
+    ),
+}
 
 
 @dataclass(frozen=True)
-class Task:
-    """Runs ``start..stop-1`` at graph size ``n_nodes``."""
-
-    n_nodes: int
-    chunk: int
-    start: int
-    stop: int
-
-    @property
-    def id(self) -> str:
-        return f"n{self.n_nodes:03d}-c{self.chunk:05d}"
-
-
-@dataclass(frozen=True)
-class GraphIdentificationExperiment:
-    """E1 as a run-based paper experiment (``run``, ``plot``, ``report``).
+class GraphIdentificationExperiment(TaskGrid):
+    """E1: a task grid over the graph sizes ``nodes``, ``runs`` independent runs each.
 
     Parameters
     ----------
-    nodes: graph sizes ``N``.
+    nodes: graph sizes ``N`` (the grid's axis).
     samples: sample sizes ``T`` (rounds, for the interventional regime).
-    runs: Monte-Carlo runs ``M`` per ``N`` (each ``T`` uses the same systems).
+    runs: Monte-Carlo runs ``M`` per ``N`` (the replicates; each ``T`` uses the same systems).
     regime: ``"interventional"`` or ``"observational"`` (module docstring).
     methods: a subset of :data:`ALL_METHODS`.
     seed: root seed.
-    chunk_size: runs per task (one DAGMA batch); fixes the split, not the results' values
-        across worker counts.
+    chunk_size: runs per task (one DAGMA batch).
     k: KSG neighbours of CSL.
     preset: the generator's weight preset (``"authors"`` [code] or ``"paper"``).
     dagma_options: keyword arguments for :func:`dagma_linear_batch` (default: its defaults).
     name, description: catalogue name and one-line description.
     """
+
+    replicate_field: ClassVar[str] = "runs"
 
     nodes: tuple[int, ...] = PAPER_NODES
     samples: tuple[int, ...] = PAPER_SAMPLES
@@ -183,90 +186,88 @@ class GraphIdentificationExperiment:
                 f"methods must be distinct names from {ALL_METHODS}, got {self.methods}"
             )
 
-    # ---------------------------------------------------------------- configuration
+    def axes(self) -> Mapping[str, Sequence[Any]]:
+        return {"n_nodes": self.nodes}
+
+    def task_cost(self, point: Mapping[str, Any]) -> float:
+        return float(point["n_nodes"])  # the largest graphs take longest
 
     def config(self) -> dict[str, Any]:
-        """Everything that fixes the numbers of a run (JSON-ready)."""
-        out = dataclasses.asdict(self)
-        out.pop("description")
-        for key in ("nodes", "samples", "methods"):
-            out[key] = list(out[key])
-        out["golem"] = dict(GOLEM_PARAMS)
-        out["csl_weights"] = {m: CSL_WEIGHTS[m] for m in self.methods if m in CSL_WEIGHTS}
-        return out
+        """The fields plus the method constants that fix the numbers."""
+        csl = {m: CSL_WEIGHTS[m] for m in self.methods if m in CSL_WEIGHTS}
+        return {**super().config(), "golem": dict(GOLEM_PARAMS), "csl_weights": csl}
 
-    def fingerprint(self) -> str:
-        return config_fingerprint(self.config())
-
-    def with_replicates(self, replicates: int) -> GraphIdentificationExperiment:
-        """The same experiment with ``replicates`` runs (``reproduce --replicates``)."""
-        return dataclasses.replace(self, runs=int(replicates))
-
-    def tasks(self) -> list[Task]:
-        """All tasks: graph sizes in order, then chunks of runs."""
-        starts = range(0, self.runs, self.chunk_size)
-        return [
-            Task(n, c, s, min(s + self.chunk_size, self.runs))
-            for n in self.nodes
-            for c, s in enumerate(starts)
-        ]
-
-    # ---------------------------------------------------------------- running
-
-    def run_task(self, task: Task) -> pd.DataFrame:
-        """The rows of one task (one BLAS thread)."""
-        with threadpool_limits(limits=1):
-            rows = _task_rows(self, task)
-        return pd.DataFrame(rows, columns=[*KEY_COLUMNS, *METRIC_COLUMNS, "node_samples"])
-
-    def run(
-        self,
-        out_dir: str | Path,
-        jobs: int = 1,
-        backend: str = "loky",
-        progress: bool = True,
-    ) -> pd.DataFrame:
-        """Run the unfinished tasks into ``out_dir``; return the whole long table.
-
-        Largest graphs first (they take longest); the order does not change any number.
-        """
-        tasks = self.tasks()
-        header = run_header(self.name, self.config())
-        records = [{"id": t.id, "n_nodes": t.n_nodes, "runs": [t.start, t.stop]} for t in tasks]
-        return run_tasks(
-            out_dir,
-            header,
-            tasks,
-            records,
-            type(self).run_task,
-            self,
-            jobs=jobs,
-            backend=backend,
-            progress=progress,
-            order=lambda t: (-t.n_nodes, t.chunk),
+    def rng(self, n: int, run: int, stream: int, *extra: int) -> np.random.Generator:
+        """The stream ``(n, run, stream[, samples])`` of E1's key layout (module docstring)."""
+        return np.random.default_rng(
+            np.random.SeedSequence(self.seed, spawn_key=(n, run, stream, *extra))
         )
 
-    # ---------------------------------------------------------------- outputs
+    def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
+        """The rows of runs ``replicates`` at ``N = point["n_nodes"]`` (one BLAS thread)."""
+        with threadpool_limits(limits=1):
+            rows = self._rows(int(point["n_nodes"]), replicates)
+        return pd.DataFrame(rows, columns=[*KEY_COLUMNS, *METRIC_COLUMNS, "node_samples"])
 
-    def plot(self, df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
+    def _rows(self, n: int, runs: range) -> list[tuple]:
+        horizon = max(self.samples)
+        rows: list[tuple] = []
+        dagma_inputs: list[np.ndarray] = []
+        dagma_slots: list[tuple[int, np.ndarray]] = []  # (row index, true B)
+        for run in runs:
+            sem = random_soft_intervention_sem(n, self.rng(n, run, SYSTEM_STREAM), self.preset)
+            b_true = sem.weights
+            no_arm = np.zeros((horizon, n), dtype=bool)
+            observational = sem.sample(no_arm, self.rng(n, run, OBSERVATIONAL_STREAM))
+            if self.regime == "interventional":
+                rng = self.rng(n, run, INTERVENTIONAL_STREAM)
+                masks = rng.random((horizon, n)) < 0.5  # a uniformly random arm every round
+                rounds = sem.sample(masks, rng)
+            for samples in self.samples:
+                x_obs = observational[:samples]
+                for method in self.methods:
+                    key = (self.name, self.regime, n, samples, run, method)
+                    if method in CSL_WEIGHTS:
+                        ksg = self.rng(n, run, KSG_STREAM + stable_hash(method), samples)
+                        weight = CSL_WEIGHTS[method]
+                        if self.regime == "interventional":
+                            data = SubgraphData(n, sem.noise.mean)
+                            data.extend(rounds[:samples], masks[:samples])
+                            result = learn_subgraphs(data, 0, k=self.k, weight=weight, rng=ksg)
+                            used = float(data.counts[:, 0].mean())
+                        else:
+                            result = learn_graph(
+                                x_obs, sem.noise.mean, k=self.k, weight=weight, rng=ksg
+                            )
+                            used = float(samples)
+                        rows.append((*key, *score(b_true, result.adjacency), used))
+                    elif method == "GOLEM":
+                        b_hat = golem_ev(x_obs, **GOLEM_PARAMS)
+                        rows.append((*key, *score(b_true, b_hat), float(samples)))
+                    elif method == "DAGMA":  # fitted below, all fits of the task in one batch
+                        dagma_inputs.append(x_obs)
+                        dagma_slots.append((len(rows), b_true))
+                        rows.append((*key, *([None] * len(METRIC_COLUMNS)), float(samples)))
+                    else:  # oracle
+                        rows.append((*key, *score(b_true, b_true), float(samples)))
+        if dagma_inputs:
+            estimates = dagma_linear_batch(dagma_inputs, **self.dagma_options)
+            for (index, b_true), b_hat in zip(dagma_slots, estimates, strict=True):
+                row = rows[index]
+                rows[index] = (*row[: len(KEY_COLUMNS)], *score(b_true, b_hat), row[-1])
+        return rows
+
+    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         """Graph-FN rate, recall, precision and NSHD vs ``N``: one panel per ``T``."""
-        out_dir = Path(out_dir)
-        title = f"CSL-UCB paper, E1 ({_regime_label(df)} regime)"
+        title = f"CSL-UCB paper, E1 ({'/'.join(sorted(set(df['regime'])))} regime)"
+        names = {"fn_any": "fn_rate", "recall": "recall", "precision": "precision", "nshd": "nshd"}
         return [
-            plot_metric_vs_nodes(df, metric, out_dir / f"{name}_vs_n.png", title=title)
-            for metric, name in (
-                ("fn_any", "fn_rate"),
-                ("recall", "recall"),
-                ("precision", "precision"),
-                ("nshd", "nshd"),
-            )
+            plot_metric_vs_nodes(df, metric, Path(out_dir) / f"{name}_vs_n.png", title=title)
+            for metric, name in names.items()
         ]
 
     def report(self, df: pd.DataFrame) -> str:
         return build_report(df, self.dagma_options)
-
-
-# -------------------------------------------------------------------- presets
 
 
 def graph_identification(
@@ -291,76 +292,12 @@ def e1(quick: bool = False) -> GraphIdentificationExperiment:
 
 def e1_observational(quick: bool = False) -> GraphIdentificationExperiment:
     """E1 on observational data for every method (A9-i, the spec's recommendation)."""
-    options = {
-        "regime": "observational",
-        "name": "csl-ucb-e1-observational",
-        "description": "CSL-UCB paper E1 on observational data for all methods (A9-i)",
-    }
-    if quick:
-        return graph_identification(QUICK_NODES, QUICK_SAMPLES, QUICK_RUNS, **options)
-    return graph_identification(**options)
-
-
-# -------------------------------------------------------------------- one task
-
-
-def _seed(experiment: GraphIdentificationExperiment, *key: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(experiment.seed, spawn_key=key))
-
-
-def _task_rows(experiment: GraphIdentificationExperiment, task: Task) -> list[tuple]:
-    n = task.n_nodes
-    horizon = max(experiment.samples)
-    methods = experiment.methods
-    rows: list[tuple] = []
-    dagma_inputs: list[np.ndarray] = []
-    dagma_slots: list[tuple[int, np.ndarray]] = []  # (row index, true B)
-    for run in range(task.start, task.stop):
-        sem = random_soft_intervention_sem(
-            n, _seed(experiment, n, run, SYSTEM_STREAM), experiment.preset
-        )
-        b_true = sem.weights
-        noise_mean = sem.noise.mean
-        observational = sem.sample(
-            np.zeros((horizon, n), dtype=bool), _seed(experiment, n, run, OBSERVATIONAL_STREAM)
-        )
-        if experiment.regime == "interventional":
-            rng = _seed(experiment, n, run, INTERVENTIONAL_STREAM)
-            masks = rng.random((horizon, n)) < 0.5  # a uniformly random arm every round
-            rounds = sem.sample(masks, rng)
-        for samples in experiment.samples:
-            x_obs = observational[:samples]
-            for method in methods:
-                key = (experiment.name, experiment.regime, n, samples, run, method)
-                if method in CSL_WEIGHTS:
-                    ksg = _seed(experiment, n, run, KSG_STREAM + stable_hash(method), samples)
-                    weight = CSL_WEIGHTS[method]
-                    if experiment.regime == "interventional":
-                        data = SubgraphData(n, noise_mean)
-                        data.extend(rounds[:samples], masks[:samples])
-                        result = learn_subgraphs(data, 0, k=experiment.k, weight=weight, rng=ksg)
-                        used = float(data.counts[:, 0].mean())
-                    else:
-                        result = learn_graph(
-                            x_obs, noise_mean, k=experiment.k, weight=weight, rng=ksg
-                        )
-                        used = float(samples)
-                    rows.append((*key, *score(b_true, result.adjacency), used))
-                elif method == "GOLEM":
-                    b_hat = golem_ev(x_obs, **GOLEM_PARAMS)
-                    rows.append((*key, *score(b_true, b_hat), float(samples)))
-                elif method == "DAGMA":  # fitted below, all fits of the task in one batch
-                    dagma_inputs.append(x_obs)
-                    dagma_slots.append((len(rows), b_true))
-                    rows.append((*key, *([None] * len(METRIC_COLUMNS)), float(samples)))
-                else:  # oracle
-                    rows.append((*key, *score(b_true, b_true), float(samples)))
-    if dagma_inputs:
-        estimates = dagma_linear_batch(dagma_inputs, **experiment.dagma_options)
-        for (index, b_true), b_hat in zip(dagma_slots, estimates, strict=True):
-            row = rows[index]
-            rows[index] = (*row[: len(KEY_COLUMNS)], *score(b_true, b_hat), row[-1])
-    return rows
+    return replace(
+        e1(quick),
+        regime="observational",
+        name="csl-ucb-e1-observational",
+        description="CSL-UCB paper E1 on observational data for all methods (A9-i)",
+    )
 
 
 def score(b_true: np.ndarray, b_hat: np.ndarray) -> tuple:
@@ -398,18 +335,11 @@ def summarise_graphs(df: pd.DataFrame, by: Sequence[str] = ("n_nodes", "samples"
     return out.reset_index()
 
 
-def _regime_label(df: pd.DataFrame) -> str:
-    regimes = sorted(set(df["regime"]))
-    return "/".join(regimes)
-
-
 def plot_metric_vs_nodes(
     df: pd.DataFrame, metric: str, out_path: str | Path, title: str | None = None
 ) -> Path:
     """``metric`` (mean over runs, 95% error bars) vs ``N``: one line per method, one panel per
     sample size ``T``."""
-    from matplotlib.figure import Figure  # here: workers that only compute skip matplotlib
-
     summary = summarise_graphs(df)
     sizes = sorted(summary["samples"].unique())
     figure = Figure(figsize=(4.4 * len(sizes), 3.6), layout="constrained")
@@ -433,10 +363,7 @@ def plot_metric_vs_nodes(
     axes[0].legend(fontsize="small")
     if title:
         figure.suptitle(title)
-    path = Path(out_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=150, bbox_inches="tight")
-    return path
+    return save_figure(figure, out_path)
 
 
 # -------------------------------------------------------------------- report
@@ -444,25 +371,6 @@ def plot_metric_vs_nodes(
 
 def _pct(value: float | None) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.1%}"
-
-
-def _regime_text(df: pd.DataFrame) -> str:
-    regimes = set(df["regime"])
-    if regimes == {"interventional"}:
-        return (
-            "Data regime: **interventional** (A9-ii, the project's default). CSL and CSL-nw "
-            "learn B from T rounds of uniformly random arms, using for node i the rounds in "
-            "which i was not intervened on (about T/2 per node); GOLEM and DAGMA get T "
-            "observational samples. On purely observational data (A9-i, "
-            "`csl-ucb-e1-observational`) CSL misses true edges far more often: regressing a "
-            "node on all others, children included, shrinks true-edge weights."
-        )
-    if regimes == {"observational"}:
-        return (
-            "Data regime: **observational** (A9-i): every method gets the same T "
-            "observational samples (a = 0)."
-        )
-    return f"Data regimes: {sorted(regimes)}."
 
 
 def build_report(df: pd.DataFrame, dagma_options: dict[str, Any] | None = None) -> str:
@@ -474,56 +382,68 @@ def build_report(df: pd.DataFrame, dagma_options: dict[str, Any] | None = None) 
     if dagma_options:
         dagma += " except " + ", ".join(f"{k} = {v}" for k, v in sorted(dagma_options.items()))
     methods = _method_order(df)
-    cells = summarise_graphs(df)
+    cells = summarise_graphs(df).sort_values(
+        ["n_nodes", "samples", "method"], key=_sort_key(methods)
+    )
     overall = summarise_graphs(df, by=("method",)).set_index("method")
-    nodes = sorted(df["n_nodes"].unique())
-    sizes = sorted(df["samples"].unique())
-    runs = int(df["run"].nunique())
+    regimes = sorted(set(df["regime"]))
+    per_cell = [
+        [
+            row.n_nodes,
+            row.samples,
+            row.method,
+            f"{row.fn_any_mean:.1%}",
+            f"{row.precision_mean:.3f}",
+            f"{row.recall_mean:.3f}",
+            f"{row.nshd_mean:.4f}",
+        ]
+        for row in cells.itertuples()
+    ]
+    averages = []
+    for method in methods:
+        row = overall.loc[method]
+        fn_paper = "lowest" if method == "CSL" else _pct(CLAIMS["fn_rate"].get(method))
+        averages.append(
+            [
+                method,
+                f"{row['fn_any_mean']:.1%} ({fn_paper})",
+                f"{row['precision_mean']:.1%} ({_pct(CLAIMS['precision'].get(method))})",
+                f"{row['recall_mean']:.1%} ({_pct(CLAIMS['recall'].get(method))})",
+                f"{row['nshd_mean']:.4f}",
+            ]
+        )
     lines = [
         "# CSL-UCB paper, E1 (graph identification, Figs. 2-5): our results beside the paper's",
         "",
-        f"{runs} runs per (N, T); N in {{{', '.join(map(str, nodes))}}}, "
-        f"T in {{{', '.join(map(str, sizes))}}}; the authors' generator (A1), noise N(1, 1); "
-        "estimating B (mode 0). CSL: w = 1, k = 5; CSL-nw: w = 0; GOLEM-EV: lambda1 = 0.02, "
-        f"lambda2 = 5, threshold 0.3; DAGMA: {dagma}.",
+        f"{df['run'].nunique()} runs per (N, T); "
+        f"N in {{{', '.join(map(str, sorted(df['n_nodes'].unique())))}}}, "
+        f"T in {{{', '.join(map(str, sorted(df['samples'].unique())))}}}; the authors' "
+        "generator (A1), noise N(1, 1); estimating B (mode 0). CSL: w = 1, k = 5; CSL-nw: "
+        f"w = 0; GOLEM-EV: lambda1 = 0.02, lambda2 = 5, threshold 0.3; DAGMA: {dagma}.",
         "",
-        _regime_text(df),
+        REGIME_TEXT[regimes[0]] if len(regimes) == 1 else f"Data regimes: {regimes}.",
         "",
         "## Per (N, T)",
         "",
-        "| N | T | method | graph-FN rate | precision | recall | NSHD |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for _, row in cells.sort_values(
-        ["n_nodes", "samples", "method"], key=_sort_key(methods)
-    ).iterrows():
-        lines.append(
-            f"| {row['n_nodes']} | {row['samples']} | {row['method']} "
-            f"| {row['fn_any_mean']:.1%} | {row['precision_mean']:.3f} "
-            f"| {row['recall_mean']:.3f} | {row['nshd_mean']:.4f} |"
-        )
-    lines += [
+        markdown_table(["N", "T", "method", *LABELS.values()], per_cell),
         "",
         "## Averages over all (N, T)",
         "",
-        "| method | graph-FN rate (paper) | precision (paper) | recall (paper) | NSHD |",
-        "|---|---|---|---|---|",
+        markdown_table(
+            [
+                "method",
+                "graph-FN rate (paper)",
+                "precision (paper)",
+                "recall (paper)",
+                "NSHD",
+            ],
+            averages,
+        ),
+        "",
+        "## The paper's claims",
+        "",
+        claims_table(claim_checks(df)),
     ]
-    fn_paper = dict(CLAIMS["fn_rate"])
-    for method in methods:
-        row = overall.loc[method]
-        fn_text = _pct(fn_paper.get(method)) if method in fn_paper else "-"
-        if method == "CSL":
-            fn_text = "lowest"
-        lines.append(
-            f"| {method} | {row['fn_any_mean']:.1%} ({fn_text}) "
-            f"| {row['precision_mean']:.1%} ({_pct(CLAIMS['precision'].get(method))}) "
-            f"| {row['recall_mean']:.1%} ({_pct(CLAIMS['recall'].get(method))}) "
-            f"| {row['nshd_mean']:.4f} |"
-        )
-    lines += ["", "## The paper's claims", "", "| paper's claim | ours | holds |", "|---|---|---|"]
-    for claim, ours, verdict in claim_checks(df):
-        lines.append(f"| {claim} | {ours} | {verdict} |")
     return "\n".join(lines) + "\n"
 
 
@@ -536,78 +456,48 @@ def _sort_key(methods: list[str]) -> Callable[[pd.Series], pd.Series]:
     return key
 
 
-def _verdict(holds: bool | None) -> str:
-    return "n/a" if holds is None else ("yes" if holds else "NO")
-
-
-def claim_checks(df: pd.DataFrame) -> list[tuple[str, str, str]]:
-    """``(claim, our numbers, verdict)`` for each claim the present methods can check."""
+def claim_checks(df: pd.DataFrame) -> list[Claim]:
+    """One :class:`Claim` for each claim the present methods can check."""
     overall = summarise_graphs(df, by=("method",)).set_index("method")
     present = set(overall.index)
-    checks: list[tuple[str, str, str]] = []
+    checks: list[Claim] = []
     if "CSL" in present:
         recall = overall.loc["CSL", "recall_mean"]
-        checks.append(
-            (
-                f"CSL's average recall {CLAIMS['recall']['CSL']:.1%} (check: >= "
-                f"{CSL_MIN_RECALL:.0%})",
-                f"{recall:.1%}",
-                _verdict(recall >= CSL_MIN_RECALL),
-            )
+        text = (
+            f"CSL's average recall {CLAIMS['recall']['CSL']:.1%} (check: >= {CSL_MIN_RECALL:.0%})"
         )
+        checks.append(Claim(text, f"{recall:.1%}", bool(recall >= CSL_MIN_RECALL)))
     if "CSL-nw" in present:
         rate = overall.loc["CSL-nw", "fn_any_mean"]
-        checks.append(
-            (
-                f"CSL-nw's graph-FN rate 100% (check: >= {CSL_NW_MIN_FN_RATE:.0%})",
-                f"{rate:.1%}",
-                _verdict(rate >= CSL_NW_MIN_FN_RATE),
-            )
-        )
+        text = f"CSL-nw's graph-FN rate 100% (check: >= {CSL_NW_MIN_FN_RATE:.0%})"
+        checks.append(Claim(text, f"{rate:.1%}", bool(rate >= CSL_NW_MIN_FN_RATE)))
     for other, paper in CLAIMS["fn_reduction"].items():
         if not {"CSL", other} <= present:
             continue
         csl, base = overall.loc["CSL", "fn_any_mean"], overall.loc[other, "fn_any_mean"]
-        claim = f"CSL's graph-FN rate {paper:.1%} lower than {other}'s (check: at most 1/3 of it)"
+        text = f"CSL's graph-FN rate {paper:.1%} lower than {other}'s (check: at most 1/3 of it)"
         if base == 0:
-            checks.append((claim, f"CSL {csl:.1%}, {other} 0.0%", "n/a"))
+            checks.append(Claim(text, f"CSL {csl:.1%}, {other} 0.0%", None))
             continue
         change = 1 - csl / base
         direction = f"{change:.1%} lower" if change >= 0 else f"{-change:.1%} higher"
-        checks.append(
-            (
-                claim,
-                f"{direction} (CSL {csl:.1%}, {other} {base:.1%})",
-                _verdict(csl <= MAX_FN_RATIO * base),
-            )
-        )
+        ours = f"{direction} (CSL {csl:.1%}, {other} {base:.1%})"
+        checks.append(Claim(text, ours, bool(csl <= MAX_FN_RATIO * base)))
     nodes = sorted(df["n_nodes"].unique())
-    if len(nodes) >= 2:
-        by_n = summarise_graphs(df, by=("method", "n_nodes")).set_index(["method", "n_nodes"])
-        small, large = nodes[0], nodes[-1]
-
-        def recall_at(method: str, n: int) -> float:
-            return float(by_n.loc[(method, n), "recall_mean"])
-
-        if "CSL" in present:
-            low, high = recall_at("CSL", small), recall_at("CSL", large)
-            checks.append(
-                (
-                    "CSL's recall does not decrease with N (check: recall at the largest N >= "
-                    "at the smallest - 0.01)",
-                    f"N = {small}: {low:.3f}, N = {large}: {high:.3f}",
-                    _verdict(high >= low - 0.01),
-                )
+    if len(nodes) < 2:
+        return checks
+    by_n = summarise_graphs(df, by=("method", "n_nodes")).set_index(["method", "n_nodes"])
+    small, large = nodes[0], nodes[-1]
+    for method in [m for m in ("CSL", "GOLEM", "DAGMA") if m in present]:
+        low = float(by_n.loc[(method, small), "recall_mean"])
+        high = float(by_n.loc[(method, large), "recall_mean"])
+        ours = f"N = {small}: {low:.3f}, N = {large}: {high:.3f}"
+        if method == "CSL":
+            text = (
+                "CSL's recall does not decrease with N (check: recall at the largest N >= "
+                "at the smallest - 0.01)"
             )
-        for other in ("GOLEM", "DAGMA"):
-            if other not in present:
-                continue
-            low, high = recall_at(other, small), recall_at(other, large)
-            checks.append(
-                (
-                    f"{other}'s recall decreases as N grows",
-                    f"N = {small}: {low:.3f}, N = {large}: {high:.3f}",
-                    _verdict(high < low),
-                )
-            )
+            checks.append(Claim(text, ours, high >= low - 0.01))
+        else:
+            checks.append(Claim(f"{method}'s recall decreases as N grows", ours, high < low))
     return checks
