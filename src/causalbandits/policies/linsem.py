@@ -94,8 +94,8 @@ class LinSEMUCB(_LinearSEMLearner):
         if solver == "bca" and ball:
             raise ValueError("the unit-ball cap is available with the greedy solver only")
         self.solver, self.sweeps = solver, sweeps
-        if beta_scale < 0:
-            raise ValueError(f"beta_scale must be >= 0, got {beta_scale}")
+        if not beta_scale >= 0 or not np.isfinite(beta_scale):
+            raise ValueError(f"beta_scale must be finite and >= 0, got {beta_scale}")
         self.beta_scale = beta_scale
         self.delta = delta if delta is not None else 1.0 / (2 * problem.dag.n_nodes * self.horizon)
         if not 0 < self.delta < 1:
@@ -143,18 +143,18 @@ class RobustLCB(LinSEMUCB):
     ) -> None:
         super().__init__(problem, **options)
         budget = problem.deviation_budget if deviation_budget is None else deviation_budget
-        if budget < 0:
-            raise ValueError(f"the deviation budget C must be >= 0, got {budget}")
-        self.budget = max(float(budget), 1.0)
+        if not budget >= 0 or not np.isfinite(budget):
+            raise ValueError(f"the deviation budget C must be finite and >= 0, got {budget}")
+        self.deviation_budget = max(float(budget), 1.0)
 
     def beta(self, t: int) -> float:
         """Lemma 1: ``sqrt(2 log(1/delta) + d log(1 + m^2 t/(d C^2))) + 1 + m``."""
-        d, m, c = self.d, self.m, self.budget
+        d, m, c = self.d, self.m, self.deviation_budget
         return np.sqrt(2 * np.log(1 / self.delta) + d * np.log(1 + m * m * t / (d * c * c))) + 1 + m
 
     def weight_rule(self, bonus: np.ndarray) -> np.ndarray:
         """Eq. 17 with ``Vt`` before the sample (A1): ``min(1/C, 1/(C ||x||_{Vt^{-1}}))``."""
-        return np.minimum(1.0, 1.0 / np.maximum(bonus, 1e-300)) / self.budget
+        return np.minimum(1.0, 1.0 / np.maximum(bonus, 1e-300)) / self.deviation_budget
 
 
 class LinSEMTS(_LinearSEMLearner):
@@ -165,8 +165,8 @@ class LinSEMTS(_LinearSEMLearner):
 
     def __init__(self, problem: LinearSEMProblem, variance: float = 1.0) -> None:
         super().__init__(problem)
-        if variance <= 0:
-            raise ValueError(f"variance must be positive, got {variance}")
+        if not variance > 0 or not np.isfinite(variance):
+            raise ValueError(f"variance must be finite and positive, got {variance}")
         self.variance = variance
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:

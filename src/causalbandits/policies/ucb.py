@@ -37,8 +37,8 @@ class UCB1:
         self.delta = delta if delta is not None else 1.0 / problem.horizon**2
         if not 0 < self.delta < 1:
             raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
-        if exploration is not None and exploration < 0:
-            raise ValueError(f"exploration must be >= 0, got {exploration}")
+        if exploration is not None and not 0 <= exploration < float("inf"):
+            raise ValueError(f"exploration must be finite and >= 0, got {exploration}")
         if window is not None and window < 1:
             raise ValueError(f"window must be >= 1, got {window}")
         self.exploration = exploration
