@@ -269,18 +269,33 @@ class CovidExperiment(TaskGrid):
         )
         return env, np.asarray(self.lambda_grid) * factor**2, factor
 
-    def _play(
-        self, env: FeedbackDelay, seed: int, policy: Any, copies: int, trace: Trace | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """``policy`` (built on ``env``'s problem) on ``copies`` replicates sharing seed
-        ``seed``'s reward sample and policy seed, every day; its super arms ``(T, copies, N)``
-        and final ``A_hat``. ``trace`` records after each day's update."""
+    def _days(
+        self,
+        env: FeedbackDelay,
+        seed: int,
+        lam_grid: np.ndarray,
+        pairs: tuple[np.ndarray, np.ndarray] | None = None,
+        trace: Trace | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every day of NDC-SEM with pair ``(pairs[0][p], pairs[1][p])`` on replicate ``p``
+        (one reward sample, policy seed and shared graph learner), or of SEM-UCB (``pairs``
+        ``None``); the super arms ``(T, R, N)``, the final ``A_hat`` and the estimated overall
+        reward of each day ``(T, R)``. ``trace`` records after each day's update."""
+        copies = 1 if pairs is None else len(pairs[0])
         env.reset(self.seeds_of([seed] * copies, KDE_STREAM))
-        policy = policy(env.problem)
+        options = {"lam_grid": lam_grid, "lasso_max_sweeps": self.lasso_max_sweeps}
+        if pairs is None:
+            policy = ValidatedSEMUCB(env.problem, **options)
+        else:
+            gamma, xi = pairs
+            policy = ValidatedNDCSEM(
+                env.problem, gamma=gamma, xi=xi, shared_graph=True, graph_input="b", **options
+            )
         policy.reset(self.seeds_of([seed] * copies, POLICY_STREAM))
         log = ActionLog()
         simulate(env, policy, [env.horizon], [log] if trace is None else [log, trace])
-        return log.stacked(), policy.lasso.fit()[0]
+        actions, final = log.stacked(), policy.lasso.fit()[0]
+        return actions, final, env.estimated_overall_rewards(actions, final)
 
     def tuning_rows(self, frame: pd.DataFrame, seed: int, unit: str) -> list[dict[str, Any]]:
         """Every pair of the grid on tuning seed ``seed`` (App. VII-D5): the estimated
@@ -288,17 +303,7 @@ class CovidExperiment(TaskGrid):
         instance = self.instance(frame, seed)
         env, grid, factor = self._environment(instance, unit)
         gammas, xis = exploration_pairs(self.gamma_grid, self.xi_grid)
-        policy = functools.partial(
-            ValidatedNDCSEM,
-            gamma=gammas,
-            xi=xis,
-            shared_graph=True,
-            graph_input="b",
-            lam_grid=grid,
-            lasso_max_sweeps=self.lasso_max_sweeps,
-        )
-        actions, final = self._play(env, seed, policy, gammas.size)
-        rewards = env.estimated_overall_rewards(actions, final) / factor  # (T, P)
+        rewards = self._days(env, seed, grid, (gammas, xis))[2] / factor  # (T, P)
         base = {"experiment": self.name, "record": "tuning", "unit": unit, "seed": seed}
         base |= {"shift": instance.shift, "policy": POLICIES[0]}
         totals = zip(rewards.sum(axis=0), rewards[self.change_point - 1 :].sum(axis=0), strict=True)
@@ -317,26 +322,21 @@ class CovidExperiment(TaskGrid):
         held_out = np.flatnonzero(instance.validation)
         y = env.instance.overall
         base = {"experiment": self.name, "unit": unit, "seed": seed, "shift": instance.shift}
-        options = {"lam_grid": grid, "lasso_max_sweeps": self.lasso_max_sweeps}
         variants = [(POLICIES[0], self.gamma, self.xi)]
         if self.tuned:
             variants.append((TUNED, *self.tuned[self.units.index(unit)]))
-        gammas, xis = (np.array(v) for v in zip(*((g, x) for _, g, x in variants), strict=True))
-        ndc = functools.partial(
-            ValidatedNDCSEM, gamma=gammas, xi=xis, shared_graph=True, graph_input="b", **options
-        )
+        pairs = tuple(np.array(v) for v in zip(*((g, x) for _, g, x in variants), strict=True))
 
-        def trace() -> Trace:  # the graph learner's state after each day (Fig. 3's text)
-            return Trace(lambda t, e, p, x: _graph_state(p, env, held_out, factor), 1, "update")
+        def graph(t: int, env: FeedbackDelay, policy: Any, x: np.ndarray) -> dict[str, Any]:
+            return _graph_state(policy, env, held_out, factor)  # Fig. 3's text, after each day
 
-        ndc_trace = trace()
-        actions, final = self._play(env, seed, ndc, len(variants), ndc_trace)
+        trace = Trace(graph, when="update")
+        actions, final, rewards = self._days(env, seed, grid, pairs, trace)
         b = env.instantaneous[:, 0]  # (T, N), scaled; the same sample for every policy
         empty = float(np.abs(y[held_out] - b[held_out]).mean()) / factor
-        rewards = env.estimated_overall_rewards(actions, final) / factor
         rows: list[dict[str, Any]] = []
         for r, (label, gamma, xi) in enumerate(variants):
-            day = (label, gamma, xi, actions[:, r], rewards[:, r], ndc_trace.rows, empty)
+            day = (label, gamma, xi, actions[:, r], rewards[:, r] / factor, trace.rows, empty)
             rows += _day_rows(instance, base, *day)
         # the graph learner ignores the decisions: one copy of the final graph's predictions
         predicted = predict_overall(final, b[held_out])[0]
@@ -348,11 +348,9 @@ class CovidExperiment(TaskGrid):
             for k, tau in enumerate(held_out)
             for i, region in enumerate(ABBREVIATIONS)
         ]
-        sem_trace = trace()
-        sem = functools.partial(ValidatedSEMUCB, **options)
-        actions, final = self._play(env, seed, sem, 1, sem_trace)
-        rewards = env.estimated_overall_rewards(actions, final) / factor
-        day = (POLICIES[1], None, None, actions[:, 0], rewards[:, 0], sem_trace.rows, empty)
+        trace = Trace(graph, when="update")
+        actions, _, rewards = self._days(env, seed, grid, None, trace)
+        day = (POLICIES[1], None, None, actions[:, 0], rewards[:, 0] / factor, trace.rows, empty)
         return rows + _day_rows(instance, base, *day)
 
     # ---------------------------------------------------------------- outputs

@@ -9,6 +9,7 @@ otherwise appear "only after" the change.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -284,6 +285,10 @@ def _cell(row: pd.Series, name: str) -> str:
     return pm(row[f"{name}_mean"], row[f"{name}_se"], 3)
 
 
+def _pms(frame: pd.DataFrame, mean: str, se: str) -> list[str]:
+    return [pm(m, s, 3) for m, s in frame[[mean, se]].to_numpy()]
+
+
 def reward_table(df: pd.DataFrame, experiment: CovidExperiment, unit: str) -> str:
     """Per window: each NDC-SEM variant and SEM-UCB, and each variant's paired difference to
     SEM-UCB with the seeds where it is higher."""
@@ -347,39 +352,29 @@ def tuning_lines(df: pd.DataFrame, experiment: CovidExperiment, unit: str) -> li
     close = summary[summary["gap"] + 2 * summary["gap_se"] >= 0]
     grids = (("gamma", gamma, experiment.gamma_grid), ("xi", xi, experiment.xi_grid))
     edges = [name for name, value, grid in grids if value in (grid[0], grid[-1])]
-    facts = [
-        [
-            "grid (App. VII-D5)",
-            f"gamma in {{{', '.join(f'{g:g}' for g in experiment.gamma_grid)}}} x xi in "
-            f"{{{', '.join(f'{x:g}' for x in experiment.xi_grid)}}} ({len(summary)} pairs)",
-        ],
-        [
-            "tuning seeds (root seed; evaluation root)",
-            f"{int(summary['seeds'].max())} ({experiment.tuning_seed}; {experiment.seed})",
-        ],
-        ["chosen (gamma, xi)", f"**gamma = {gamma:g}, xi = {xi:g}**"],
-        [f"its mean, days 1-{horizon} (criterion)", pm(best["reward"], best["reward_se"], 3)],
-        ["pairs sharing the top mean", int((summary["reward"] == best["reward"]).sum())],
-        [
-            "pairs within two paired se of it",
-            f"{len(close)}/{len(summary)} (gamma {close['gamma'].min():g}-{close['gamma'].max():g}"
-            f", xi {close['xi'].min():g}-{close['xi'].max():g})",
-        ],
-        ["chosen value on the grid's edge", " and ".join(edges) or "none"],
-        [
-            "bonus floor (eq. 11, arm pulled every day): chosen / Table I",
-            f"{bonus_floor(experiment, gamma, xi):.2g} / "
-            f"{bonus_floor(experiment, experiment.gamma, experiment.xi):.2f}",
-        ],
-        [
-            f"per day, {TUNED} - SEM-UCB (paired), days {learned_start(experiment)}-{c - 1}",
-            daily_gap(df, unit, TUNED, learned_start(experiment), c - 1),
-        ],
-        [
-            f"per day, {TUNED} - SEM-UCB (paired), days {c}-{horizon}",
-            daily_gap(df, unit, TUNED, c, horizon),
-        ],
-    ]
+    floor = functools.partial(bonus_floor, experiment)
+    first = learned_start(experiment)
+    facts = {
+        "grid (App. VII-D5)": f"gamma in {{{', '.join(f'{g:g}' for g in experiment.gamma_grid)}}}"
+        f" x xi in {{{', '.join(f'{x:g}' for x in experiment.xi_grid)}}} ({len(summary)} pairs)",
+        "tuning seeds (root seed; evaluation root)": f"{int(summary['seeds'].max())} "
+        f"({experiment.tuning_seed}; {experiment.seed})",
+        "chosen (gamma, xi)": f"**gamma = {gamma:g}, xi = {xi:g}**",
+        f"its mean, days 1-{horizon} (criterion)": pm(best["reward"], best["reward_se"], 3),
+        "pairs sharing the top mean": int((summary["reward"] == best["reward"]).sum()),
+        "pairs within two paired se of it": f"{len(close)}/{len(summary)} (gamma "
+        f"{close['gamma'].min():g}-{close['gamma'].max():g}, xi {close['xi'].min():g}-"
+        f"{close['xi'].max():g})",
+        "chosen value on the grid's edge": " and ".join(edges) or "none",
+        "bonus floor (eq. 11, arm pulled every day): chosen / Table I": f"{floor(gamma, xi):.2g}"
+        f" / {floor(experiment.gamma, experiment.xi):.2f}",
+        f"per day, {TUNED} - SEM-UCB (paired), days {first}-{c - 1}": daily_gap(
+            df, unit, TUNED, first, c - 1
+        ),
+        f"per day, {TUNED} - SEM-UCB (paired), days {c}-{horizon}": daily_gap(
+            df, unit, TUNED, c, horizon
+        ),
+    }
     shown = pd.concat([summary[summary["rank"] <= TUNING_TOP], summary[table_i]])
     shown = shown.drop_duplicates().sort_values("rank")
     top = pd.DataFrame(
@@ -390,23 +385,16 @@ def tuning_lines(df: pd.DataFrame, experiment: CovidExperiment, unit: str) -> li
             ],
             "gamma": shown["gamma"].map("{:g}".format),
             "xi": shown["xi"].map("{:g}".format),
-            f"days 1-{horizon} (criterion)": [
-                pm(m, s, 3) for m, s in shown[["reward", "reward_se"]].to_numpy()
-            ],
-            "minus rank 1 (paired)": [pm(m, s, 3) for m, s in shown[["gap", "gap_se"]].to_numpy()],
-            f"days {c}-{horizon}": [
-                pm(m, s, 3)
-                for m, s in shown[["reward_from_change", "reward_from_change_se"]].to_numpy()
-            ],
-            "bonus floor": [
-                f"{bonus_floor(experiment, g, x):.2g}" for g, x in shown[["gamma", "xi"]].to_numpy()
-            ],
+            f"days 1-{horizon} (criterion)": _pms(shown, "reward", "reward_se"),
+            "minus rank 1 (paired)": _pms(shown, "gap", "gap_se"),
+            f"days {c}-{horizon}": _pms(shown, "reward_from_change", "reward_from_change_se"),
+            "bonus floor": [f"{floor(g, x):.2g}" for g, x in shown[["gamma", "xi"]].to_numpy()],
         }
     )
     return [
         f"## Added row: {TUNED}, (gamma, xi) by the paper's grid search ({UNIT_LABELS[unit]})",
         "",
-        markdown_table(["", ""], facts),
+        markdown_table(["", ""], facts.items()),
         "",
         frame_table(top),
         "",
@@ -452,21 +440,19 @@ def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
     if len(units) > 1:
         b_mean = df[(df["record"] == "prediction") & (df["unit"] == unit)].groupby("region")["b"]
         b_mean = b_mean.mean()
-        facts = [
-            [
-                "NDC-SEM bonus floor, 2 sqrt(xi (s+1) log m / M), M -> gamma^D / (1 - gamma)",
-                f"{bonus_floor(experiment, experiment.gamma, experiment.xi):.2f}",
-            ],
-            [
-                f"SEM-UCB bonus sqrt((s+1) ln t / m_i), arm pulled every day up to day {horizon}",
-                f"{np.sqrt((experiment.budget + 1) * np.log(horizon) / horizon):.2f}",
-            ],
-            [
-                "mean b per region (validation days, all seeds, normalised)",
-                f"{b_mean.min():.3f} - {b_mean.max():.3f}",
-            ],
-        ]
-        lines += ["## Why the reward unit matters", "", markdown_table(["", ""], facts), ""]
+        sem_bonus = np.sqrt((experiment.budget + 1) * np.log(horizon) / horizon)
+        facts = {
+            "NDC-SEM bonus floor, 2 sqrt(xi (s+1) log m / M), M -> gamma^D / (1 - gamma)": (
+                f"{bonus_floor(experiment, experiment.gamma, experiment.xi):.2f}"
+            ),
+            f"SEM-UCB bonus sqrt((s+1) ln t / m_i), arm pulled every day to day {horizon}": (
+                f"{sem_bonus:.2f}"
+            ),
+            "mean b per region (validation days, all seeds, normalised)": (
+                f"{b_mean.min():.3f} - {b_mean.max():.3f}"
+            ),
+        }
+        lines += ["## Why the reward unit matters", "", markdown_table(["", ""], facts.items()), ""]
     for each in units if (df["record"] == "tuning").any() else []:
         lines += tuning_lines(df, experiment, each)
     lines += [
