@@ -38,7 +38,7 @@ def _env(instance) -> FeedbackDelay:
 
 
 def copies(entropy: int, count: int) -> list[np.random.SeedSequence]:
-    """``count`` equal but separate seed sequences (as ``CovidExperiment.seeds_of`` gives)."""
+    """``count`` equal but separate seed sequences (as ``CovidExperiment.seed_keys`` gives)."""
     return [np.random.SeedSequence(entropy) for _ in range(count)]
 
 
@@ -120,8 +120,8 @@ def test_tuning_seeds_must_be_disjoint_from_the_evaluation_seeds():
     assert tuning.replicate_count == experiment.tuning_seeds
     assert {t.id for t in tuning.tasks()}.isdisjoint(t.id for t in experiment.tasks())
     for stream in range(3):
-        state = tuning.seeds_of([0], stream)[0].generate_state(4)
-        assert not np.array_equal(state, experiment.seeds_of([0], stream)[0].generate_state(4))
+        state = tuning.seed_keys([0], stream)[0].generate_state(4)
+        assert not np.array_equal(state, experiment.seed_keys([0], stream)[0].generate_state(4))
 
 
 def test_per_replicate_constants_equal_separate_scalar_instances(rng):
@@ -176,7 +176,7 @@ def test_bad_per_replicate_constants_are_rejected():
 def test_equal_seeds_give_equal_reward_samples_and_policy_draws():
     instance = _synthetic_instance()
     env = _env(instance)
-    env.reset(CovidExperiment(seed=4).seeds_of([2] * 5, 1))
+    env.reset(CovidExperiment(seed=4).seed_keys([2] * 5, 1))
     draws = env.instantaneous  # (T, R, N)
     assert np.all(draws == draws[:, :1])
     single = _env(instance)

@@ -43,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,7 +155,7 @@ class CovidExperiment(TaskGrid):
         tuning stage by :meth:`given`).
     """
 
-    seeds: int = 20
+    seeds: int = 20  # shadows TaskGrid.seeds (kept: the fingerprinted name); see seed_keys
     lambda_grid: tuple[float, ...] = DECADE_GRID
     gamma: float = 0.85
     xi: float = 0.1
@@ -228,11 +229,12 @@ class CovidExperiment(TaskGrid):
             self, tuned=tuple(choose_exploration(results, unit) for unit in self.units)
         )
 
-    def seeds_of(self, replicates: list[int] | range, stream: int) -> list:
+    def seed_keys(self, replicates: Sequence[int], stream: int) -> list[np.random.SeedSequence]:
         """``SeedSequence(root, spawn_key=(replicate, stream))``, root ``tuning_seed`` in the
-        tuning stage, else ``seed``: the key layout of the published runs (kept for identical
-        numbers; the unit is not part of the key). Equal entries give equal, separate
-        sequences (replicates sharing one seed)."""
+        tuning stage, else ``seed``: the key layout of the published runs, kept for identical
+        numbers instead of the base's :meth:`~TaskGrid.seeds` (the unit is not part of the
+        key: both units see the same draws). Equal entries give equal, separate sequences
+        (replicates sharing a seed)."""
         root = self.tuning_seed if self.tuning else self.seed
         return [np.random.SeedSequence(root, spawn_key=(int(r), stream)) for r in replicates]
 
@@ -247,23 +249,24 @@ class CovidExperiment(TaskGrid):
         frame = _bulletins(str(resolve_data_path(self.data_path)))
         seed_rows = self.tuning_rows if self.tuning else self.evaluation_rows
         with threadpool_limits(limits=1):
-            rows = [row for r in replicates for row in seed_rows(frame, r, point["unit"])]
+            rows = [row for r in replicates for row in seed_rows(frame, setting, r)]
         return pd.DataFrame(rows, columns=list(COLUMNS)).astype({"day": "Int64"})
 
     # ---------------------------------------------------------------- one seed
 
-    def instance(self, frame: pd.DataFrame, seed: int) -> CovidInstance:
+    def instance(self, frame: pd.DataFrame, setting: int, seed: int) -> CovidInstance:
         """Seed ``seed``'s pre-processed instance (its ``k`` and validation days)."""
-        rng = np.random.default_rng(self.seeds_of([seed], INSTANCE_STREAM)[0])
+        rng = np.random.default_rng(self.seed_keys([seed], INSTANCE_STREAM)[0])
         return italy_covid_instance(
             frame, rng=rng, change_point=self.change_point, shift=self.shift
         )
 
     def _environment(
-        self, instance: CovidInstance, unit: str
+        self, instance: CovidInstance, setting: int
     ) -> tuple[FeedbackDelay, np.ndarray, float]:
-        """The delayed bandit in unit ``unit``, its ``lam`` grid and the unit's factor."""
-        factor = instance.scale if unit == "cases" else 1.0
+        """The delayed bandit in unit ``units[setting]``, its ``lam`` grid and the unit's
+        factor."""
+        factor = instance.scale if self.units[setting] == "cases" else 1.0
         env = FeedbackDelay(
             ItalyCovidBandit(_rescaled(instance, factor), budget=self.budget), delay=self.delay
         )
@@ -272,6 +275,7 @@ class CovidExperiment(TaskGrid):
     def _days(
         self,
         env: FeedbackDelay,
+        setting: int,
         seed: int,
         lam_grid: np.ndarray,
         pairs: tuple[np.ndarray, np.ndarray] | None = None,
@@ -282,7 +286,7 @@ class CovidExperiment(TaskGrid):
         ``None``); the super arms ``(T, R, N)``, the final ``A_hat`` and the estimated overall
         reward of each day ``(T, R)``. ``trace`` records after each day's update."""
         copies = 1 if pairs is None else len(pairs[0])
-        env.reset(self.seeds_of([seed] * copies, KDE_STREAM))
+        env.reset(self.seed_keys([seed] * copies, KDE_STREAM))
         options = {"lam_grid": lam_grid, "lasso_max_sweeps": self.lasso_max_sweeps}
         if pairs is None:
             policy = ValidatedSEMUCB(env.problem, **options)
@@ -291,20 +295,21 @@ class CovidExperiment(TaskGrid):
             policy = ValidatedNDCSEM(
                 env.problem, gamma=gamma, xi=xi, shared_graph=True, graph_input="b", **options
             )
-        policy.reset(self.seeds_of([seed] * copies, POLICY_STREAM))
+        policy.reset(self.seed_keys([seed] * copies, POLICY_STREAM))
         log = ActionLog()
         simulate(env, policy, [env.horizon], [log] if trace is None else [log, trace])
         actions, final = log.stacked(), policy.lasso.fit()[0]
         return actions, final, env.estimated_overall_rewards(actions, final)
 
-    def tuning_rows(self, frame: pd.DataFrame, seed: int, unit: str) -> list[dict[str, Any]]:
+    def tuning_rows(self, frame: pd.DataFrame, setting: int, seed: int) -> list[dict[str, Any]]:
         """Every pair of the grid on tuning seed ``seed`` (App. VII-D5): the estimated
         cumulative overall reward of days ``1..T`` and from the change point on."""
-        instance = self.instance(frame, seed)
-        env, grid, factor = self._environment(instance, unit)
+        instance = self.instance(frame, setting, seed)
+        env, grid, factor = self._environment(instance, setting)
         gammas, xis = exploration_pairs(self.gamma_grid, self.xi_grid)
-        rewards = self._days(env, seed, grid, (gammas, xis))[2] / factor  # (T, P)
-        base = {"experiment": self.name, "record": "tuning", "unit": unit, "seed": seed}
+        rewards = self._days(env, setting, seed, grid, (gammas, xis))[2] / factor  # (T, P)
+        base = {"experiment": self.name, "record": "tuning", "unit": self.units[setting]}
+        base |= {"seed": seed}
         base |= {"shift": instance.shift, "policy": POLICIES[0]}
         totals = zip(rewards.sum(axis=0), rewards[self.change_point - 1 :].sum(axis=0), strict=True)
         return [
@@ -313,25 +318,26 @@ class CovidExperiment(TaskGrid):
             for g, x, (total, after) in zip(gammas, xis, totals, strict=True)
         ]
 
-    def evaluation_rows(self, frame: pd.DataFrame, seed: int, unit: str) -> list[dict[str, Any]]:
+    def evaluation_rows(self, frame: pd.DataFrame, setting: int, seed: int) -> list[dict[str, Any]]:
         """NDC-SEM (Table I's pair, and the unit's tuned pair if any) and SEM-UCB on
         evaluation seed ``seed``; the NDC-SEM variants are replicates of one policy (see the
         module docstring)."""
-        instance = self.instance(frame, seed)
-        env, grid, factor = self._environment(instance, unit)
+        instance = self.instance(frame, setting, seed)
+        env, grid, factor = self._environment(instance, setting)
         held_out = np.flatnonzero(instance.validation)
         y = env.instance.overall
-        base = {"experiment": self.name, "unit": unit, "seed": seed, "shift": instance.shift}
+        base = {"experiment": self.name, "unit": self.units[setting], "seed": seed}
+        base |= {"shift": instance.shift}
         variants = [(POLICIES[0], self.gamma, self.xi)]
         if self.tuned:
-            variants.append((TUNED, *self.tuned[self.units.index(unit)]))
+            variants.append((TUNED, *self.tuned[setting]))
         pairs = tuple(np.array(v) for v in zip(*((g, x) for _, g, x in variants), strict=True))
 
         def graph(t: int, env: FeedbackDelay, policy: Any, x: np.ndarray) -> dict[str, Any]:
             return _graph_state(policy, env, held_out, factor)  # Fig. 3's text, after each day
 
         trace = Trace(graph, when="update")
-        actions, final, rewards = self._days(env, seed, grid, pairs, trace)
+        actions, final, rewards = self._days(env, setting, seed, grid, pairs, trace)
         b = env.instantaneous[:, 0]  # (T, N), scaled; the same sample for every policy
         empty = float(np.abs(y[held_out] - b[held_out]).mean()) / factor
         rows: list[dict[str, Any]] = []
@@ -349,7 +355,7 @@ class CovidExperiment(TaskGrid):
             for i, region in enumerate(ABBREVIATIONS)
         ]
         trace = Trace(graph, when="update")
-        actions, _, rewards = self._days(env, seed, grid, None, trace)
+        actions, _, rewards = self._days(env, setting, seed, grid, None, trace)
         day = (POLICIES[1], None, None, actions[:, 0], rewards[:, 0] / factor, trace.rows, empty)
         return rows + _day_rows(instance, base, *day)
 
