@@ -254,7 +254,7 @@ class CovidExperiment(TaskGrid):
 
     # ---------------------------------------------------------------- one seed
 
-    def instance(self, frame: pd.DataFrame, setting: int, seed: int) -> CovidInstance:
+    def instance(self, frame: pd.DataFrame, seed: int) -> CovidInstance:
         """Seed ``seed``'s pre-processed instance (its ``k`` and validation days)."""
         rng = np.random.default_rng(self.seed_keys([seed], INSTANCE_STREAM)[0])
         return italy_covid_instance(
@@ -304,7 +304,7 @@ class CovidExperiment(TaskGrid):
     def tuning_rows(self, frame: pd.DataFrame, setting: int, seed: int) -> list[dict[str, Any]]:
         """Every pair of the grid on tuning seed ``seed`` (App. VII-D5): the estimated
         cumulative overall reward of days ``1..T`` and from the change point on."""
-        instance = self.instance(frame, setting, seed)
+        instance = self.instance(frame, seed)
         env, grid, factor = self._environment(instance, setting)
         gammas, xis = exploration_pairs(self.gamma_grid, self.xi_grid)
         rewards = self._days(env, setting, seed, grid, (gammas, xis))[2] / factor  # (T, P)
@@ -322,7 +322,7 @@ class CovidExperiment(TaskGrid):
         """NDC-SEM (Table I's pair, and the unit's tuned pair if any) and SEM-UCB on
         evaluation seed ``seed``; the NDC-SEM variants are replicates of one policy (see the
         module docstring)."""
-        instance = self.instance(frame, setting, seed)
+        instance = self.instance(frame, seed)
         env, grid, factor = self._environment(instance, setting)
         held_out = np.flatnonzero(instance.validation)
         y = env.instance.overall

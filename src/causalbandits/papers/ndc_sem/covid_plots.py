@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 from causalbandits.data.italy_covid import ABBREVIATIONS, REGIONS
 from causalbandits.experiments.plots import save_figure
+from causalbandits.experiments.report import standard_error
 from causalbandits.papers.ndc_sem.covid_report import (
     COLORS,
     POLICIES,
@@ -92,10 +93,10 @@ def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExp
         ("eps_all", "error of A_hat(t) on all 8 validation days"),
         ("eps_empty", "empty graph (y_hat = b), all 8 days"),
     ):
-        stats = days.groupby("day")[column].agg(["mean", "std", "count"])
-        se = stats["std"] / np.sqrt(stats["count"])
-        left.plot(stats.index, stats["mean"], label=label)
-        left.fill_between(stats.index, stats["mean"] - se, stats["mean"] + se, alpha=0.2)
+        stats = days.groupby("day")[column].agg(["mean", lambda v: standard_error(v.dropna())])
+        mean, se = stats.iloc[:, 0], stats.iloc[:, 1]
+        left.plot(stats.index, mean, label=label)
+        left.fill_between(stats.index, mean - se, mean + se, alpha=0.2)
     left.axvline(experiment.change_point, color="tab:red", ls=":", lw=1)
     left.set_xlabel("day")
     left.set_ylabel("mean absolute error (cases / max)")
@@ -121,8 +122,7 @@ def plot_cumulative_reward(df: pd.DataFrame, out_path: Path, experiment: CovidEx
             for policy in policies_present(df):
                 mine = days[(days["policy"] == policy) & (days["day"] >= start)]
                 curves = mine.pivot(index="day", columns="seed", values="reward").cumsum()
-                mean = curves.mean(axis=1)
-                se = curves.std(axis=1, ddof=1) / np.sqrt(curves.shape[1])
+                mean, se = curves.mean(axis=1), curves.apply(standard_error, axis=1)
                 ax.plot(mean.index, mean, color=COLORS[policy], label=policy)
                 ax.fill_between(mean.index, mean - se, mean + se, color=COLORS[policy], alpha=0.2)
             ax.axvline(experiment.change_point, color="tab:red", ls=":", lw=1)
