@@ -113,16 +113,10 @@ class TaskGrid:
         axes = self.axes()
         indices = list(itertools.product(*(range(len(v)) for v in axes.values())))
         size = int(self.chunk_size)  # type: ignore[attr-defined]
-        starts = range(0, self.replicate_count, size)
+        count = self.replicate_count
+        starts = range(0, count, size)
         return [
-            GridTask(
-                index,
-                setting,
-                chunk,
-                start,
-                min(start + size, self.replicate_count),
-                self.task_prefix,
-            )
+            GridTask(index, setting, chunk, start, min(start + size, count), self.task_prefix)
             for setting, index in enumerate(indices)
             for chunk, start in enumerate(starts)
         ]
@@ -163,11 +157,9 @@ class TaskGrid:
         header = run_header(self.name, self.config())  # type: ignore[attr-defined]
         records = [record for grid in stages for record in grid.records()]
         options = {"jobs": jobs, "backend": backend, "progress": progress, "metadata": metadata}
-        grid = (
-            self
-            if first is None
-            else self.given(first.run_stage(out_dir, header, records, options))
-        )
+        grid: TaskGrid = self
+        if first is not None:
+            grid = self.given(first.run_stage(out_dir, header, records, options))
         return grid.run_stage(out_dir, header, records, options)
 
     def run_stage(
