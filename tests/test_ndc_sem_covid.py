@@ -26,8 +26,8 @@ from causalbandits.papers.ndc_sem.covid import (
 )
 from causalbandits.papers.ndc_sem.covid_report import (
     reward_summary,
+    selection_dynamics,
     selection_matrix,
-    selection_sets,
 )
 from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM, ValidatedSEMUCB
 
@@ -267,8 +267,9 @@ def test_quick_experiment_end_to_end(tmp_path):
     assert summary.set_index("window").loc["total", "NDC-SEM_mean"] == pytest.approx(
         total["NDC-SEM"]
     )
-    before, after = selection_sets(df, "max", "NDC-SEM", 0, 25, 40)
-    assert before and after
+    regions = selection_dynamics(df, "max", "NDC-SEM", 25, 40).loc[0]
+    assert regions["before_set"].any() and regions["after_set"].any()
+    assert regions["before"] == regions["before_set"].sum()
     paths = experiment.plot(df, out)
     assert all(p.exists() and p.stat().st_size > 0 for p in paths)
     report = experiment.report(df)

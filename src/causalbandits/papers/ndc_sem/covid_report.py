@@ -160,15 +160,6 @@ def selection_dynamics(
     return pd.DataFrame(rows).set_index("seed")
 
 
-def selection_sets(
-    df: pd.DataFrame, unit: str, policy: str, seed: int, start: int, change_point: int
-) -> tuple[set[str], set[str]]:
-    """Regions chosen on days ``start..c-1`` and on days ``c..T`` by one policy and seed."""
-    row = selection_dynamics(df, unit, policy, start, change_point).loc[seed]
-    names = np.asarray(ABBREVIATIONS)
-    return set(names[row["before_set"]]), set(names[row["after_set"]])
-
-
 def epsilon_table(df: pd.DataFrame, unit: str) -> pd.DataFrame:
     """``eps(t)``, the error on all 8 validation days and ``lam(t)`` at :data:`EPS_DAYS`
     (NDC-SEM's learner; SEM-UCB's is identical), over seeds."""
