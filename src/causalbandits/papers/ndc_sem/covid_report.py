@@ -444,8 +444,8 @@ def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
             ),
         }
         lines += ["## Why the reward unit matters", "", markdown_table(["", ""], facts.items()), ""]
-    for each in units if (df["record"] == "tuning").any() else []:
-        lines += tuning_lines(df, experiment, each)
+    if (df["record"] == "tuning").any():
+        lines += [line for each in units for line in tuning_lines(df, experiment, each)]
     lines += [
         f"## Regions chosen (seed {experiment.featured_seed} and over seeds, {unit} unit; days "
         f"1-{learned_start(experiment) - 1}, the initialisation, excluded)",
