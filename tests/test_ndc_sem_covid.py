@@ -15,15 +15,20 @@ from causalbandits.estimators.validated_lasso import (
     predict_overall,
     validation_error,
 )
+from causalbandits.experiments.recorders import ActionLog, Trace
+from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.ndc_sem.covid import (
     COLUMNS,
     DATA_ENV,
     CovidExperiment,
     covid,
     resolve_data_path,
+)
+from causalbandits.papers.ndc_sem.covid_report import (
+    reward_summary,
+    selection_dynamics,
     selection_matrix,
 )
-from causalbandits.papers.ndc_sem.covid_report import reward_summary, selection_sets
 from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM, ValidatedSEMUCB
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -183,33 +188,33 @@ def _synthetic_instance(n: int = 6, horizon: int = 30) -> CovidInstance:
     )
 
 
-def _play(policy_class, instance, policy_seed: int = 11, **options):
+def _run(policy_class, instance, policy_seed: int = 11, **options):
     env = FeedbackDelay(ItalyCovidBandit(instance, budget=2), delay=3)
     env.reset([np.random.SeedSequence(4)])
     policy = policy_class(
         env.problem, lam_grid=(1e-2, 1e-1, 1.0, 10.0), lasso_max_sweeps=50, **options
     )
     policy.reset([np.random.SeedSequence(policy_seed)])
-    actions, lams, fits = [], [], []
-    for t in range(1, instance.horizon + 1):
-        x = policy.select()
-        policy.update(x, env.step(x))
+
+    def graph(t, env, policy, actions):
         learner = policy.lasso
         # graph learning uses exactly the rounds tau <= t - 3 (training + validation)
         assert learner.statistics.counts[0] + learner.n_validation[0] == max(t - 3, 0)
-        actions.append(x[0].copy())
-        lams.append(learner.lam[0])
-        fits.append(learner.fit()[0].copy())
-    return np.array(actions), np.array(lams), np.array(fits)
+        return learner.lam[0], learner.fit()[0].copy()
+
+    log, trace = ActionLog(), Trace(graph, when="update")
+    simulate(env, policy, [instance.horizon], [log, trace])
+    lams, fits = zip(*trace.rows, strict=True)
+    return log.stacked()[:, 0], np.array(lams), np.array(fits)
 
 
 def test_both_policies_learn_the_same_graphs_and_are_deterministic():
     instance = _synthetic_instance()
-    ndc = _play(ValidatedNDCSEM, instance)
-    sem = _play(ValidatedSEMUCB, instance)
+    ndc = _run(ValidatedNDCSEM, instance)
+    sem = _run(ValidatedSEMUCB, instance)
     np.testing.assert_array_equal(ndc[1], sem[1])  # lambda(t): decisions do not matter
     np.testing.assert_allclose(ndc[2], sem[2])
-    again = _play(ValidatedNDCSEM, instance)
+    again = _run(ValidatedNDCSEM, instance)
     for first, second in zip(ndc, again, strict=True):
         np.testing.assert_array_equal(first, second)
     assert np.all(ndc[0].sum(axis=1) <= 2)
@@ -262,8 +267,9 @@ def test_quick_experiment_end_to_end(tmp_path):
     assert summary.set_index("window").loc["total", "NDC-SEM_mean"] == pytest.approx(
         total["NDC-SEM"]
     )
-    before, after = selection_sets(df, "max", "NDC-SEM", 0, 25, 40)
-    assert before and after
+    regions = selection_dynamics(df, "max", "NDC-SEM", 25, 40).loc[0]
+    assert regions["before_set"].any() and regions["after_set"].any()
+    assert regions["before"] == regions["before_set"].sum()
     paths = experiment.plot(df, out)
     assert all(p.exists() and p.stat().st_size > 0 for p in paths)
     report = experiment.report(df)

@@ -9,19 +9,21 @@ import pytest
 from causalbandits.data.italy_covid import ItalyCovidBandit
 from causalbandits.envs.delay import FeedbackDelay
 from causalbandits.estimators.discounted import DiscountedArmStatistics
-from causalbandits.estimators.validated_lasso import SharedValidatedSEMLasso, ValidatedSEMLasso
-from causalbandits.papers.ndc_sem.covid import CovidExperiment, covid
-from causalbandits.papers.ndc_sem.covid_tuning import (
+from causalbandits.estimators.validated_lasso import (
+    SharedValidatedSEMLasso,
+    ValidatedSEMLasso,
+    check_positive_grid,
+)
+from causalbandits.experiments.recorders import ActionLog
+from causalbandits.experiments.simulate import simulate
+from causalbandits.papers.ndc_sem.covid import (
     PAPER_GAMMA_GRID,
     PAPER_XI_GRID,
-    check_exploration_grid,
-    choose_exploration,
-    copies,
+    CovidExperiment,
+    covid,
     exploration_pairs,
-    play,
-    play_exploration_grid,
-    tuning_summary,
 )
+from causalbandits.papers.ndc_sem.covid_report import choose_exploration, tuning_summary
 from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM
 
 from .test_ndc_sem_covid import BULLETINS, _synthetic_instance
@@ -35,17 +37,45 @@ def _env(instance) -> FeedbackDelay:
     return FeedbackDelay(ItalyCovidBandit(instance, budget=2), delay=3)
 
 
+def copies(entropy: int, count: int) -> list[np.random.SeedSequence]:
+    """``count`` equal but separate seed sequences (as ``CovidExperiment.seed_keys`` gives)."""
+    return [np.random.SeedSequence(entropy) for _ in range(count)]
+
+
+def _days(env, policy, replicates: int = 1, entropy: tuple[int, int] = (4, 11)):
+    """Reset ``env`` and ``policy`` with equal seeds per replicate, run every day; the super
+    arms ``(T, R, N)`` and the final graph."""
+    env.reset(copies(entropy[0], replicates))
+    policy.reset(copies(entropy[1], replicates))
+    log = ActionLog()
+    simulate(env, policy, [env.horizon], [log])
+    return log.stacked(), policy.lasso.fit()[0]
+
+
 def _single_run(instance, gamma, xi):
     """One ordinary ValidatedNDCSEM run (its own graph learner) with one pair, fresh seeds."""
     env = _env(instance)
-    env.reset([np.random.SeedSequence(4)])
     policy = ValidatedNDCSEM(
         env.problem, gamma=gamma, xi=xi, lam_grid=LAM_GRID, lasso_max_sweeps=30
     )
-    policy.reset([np.random.SeedSequence(11)])
-    actions = play(env, policy)
-    final = policy.lasso.fit()[0]
+    actions, final = _days(env, policy)
     return actions[:, 0], final, env.estimated_overall_rewards(actions, final)[:, 0]
+
+
+def _batched_run(instance, gammas, xis):
+    """All pairs as replicates of one policy with one shared graph learner (the tuning run)."""
+    env = _env(instance)
+    policy = ValidatedNDCSEM(
+        env.problem,
+        gamma=gammas,
+        xi=xis,
+        shared_graph=True,
+        graph_input="b",
+        lam_grid=LAM_GRID,
+        lasso_max_sweeps=30,
+    )
+    actions, final = _days(env, policy, len(gammas))
+    return actions, final, env.estimated_overall_rewards(actions, final)
 
 
 def test_the_paper_grid_is_verbatim():
@@ -73,7 +103,7 @@ def test_the_paper_grid_is_verbatim():
 )
 def test_bad_exploration_grids_are_rejected(grid, upper, message):
     with pytest.raises(ValueError, match=message):
-        check_exploration_grid(grid, "gamma" if upper else "xi", upper)
+        check_positive_grid(grid, "gamma" if upper else "xi", upper)
     field = "gamma_grid" if upper else "xi_grid"
     with pytest.raises(ValueError, match=message):
         CovidExperiment(**{field: grid})
@@ -85,9 +115,13 @@ def test_tuning_seeds_must_be_disjoint_from_the_evaluation_seeds():
     with pytest.raises(ValueError, match="tuning_seeds"):
         CovidExperiment(tuning_seeds=0)
     experiment = CovidExperiment()
+    tuning = dataclasses.replace(experiment, tuning=True)
+    assert experiment.prerequisite() == tuning and tuning.given is not None
+    assert tuning.replicate_count == experiment.tuning_seeds
+    assert {t.id for t in tuning.tasks()}.isdisjoint(t.id for t in experiment.tasks())
     for stream in range(3):
-        tuning = experiment._key(0, stream, tuning=True).generate_state(4)
-        assert not np.array_equal(tuning, experiment._key(0, stream).generate_state(4))
+        state = tuning.seed_keys([0], stream)[0].generate_state(4)
+        assert not np.array_equal(state, experiment.seed_keys([0], stream)[0].generate_state(4))
 
 
 def test_per_replicate_constants_equal_separate_scalar_instances(rng):
@@ -134,7 +168,7 @@ def test_bad_per_replicate_constants_are_rejected():
         ValidatedNDCSEM(problem, gamma=[0.5, 0.9], xi=[0.1, 0.2, 0.3])
     policy = ValidatedNDCSEM(problem, gamma=[0.5, 0.9], xi=0.1)
     with pytest.raises(ValueError, match="one value per replicate"):
-        policy.reset(copies(np.random.SeedSequence(0), 3))
+        policy.reset(copies(0, 3))
     with pytest.raises(ValueError, match="graph_input='b'"):
         ValidatedNDCSEM(problem, graph_input="z", shared_graph=True)
 
@@ -142,14 +176,14 @@ def test_bad_per_replicate_constants_are_rejected():
 def test_equal_seeds_give_equal_reward_samples_and_policy_draws():
     instance = _synthetic_instance()
     env = _env(instance)
-    env.reset(copies(np.random.SeedSequence(4, spawn_key=(2, 1)), 5))
+    env.reset(CovidExperiment(seed=4).seed_keys([2] * 5, 1))
     draws = env.instantaneous  # (T, R, N)
     assert np.all(draws == draws[:, :1])
     single = _env(instance)
     single.reset([np.random.SeedSequence(4, spawn_key=(2, 1))])
     np.testing.assert_array_equal(draws[:, 0], single.instantaneous[:, 0])
     policy = ValidatedNDCSEM(env.problem, gamma=[0.5] * 5, xi=[0.1] * 5, shared_graph=True)
-    policy.reset(copies(np.random.SeedSequence(11), 5))
+    policy.reset(copies(11, 5))
     assert np.all(policy.h == policy.h[:1])  # the same H for every replicate
     # one shared SeedSequence object would not do: reset spawns from it
     shared = np.random.SeedSequence(11)
@@ -161,13 +195,8 @@ def test_grid_replicates_equal_separate_runs():
     """The batched tuning run (one graph path, one reward sample) makes exactly the decisions
     and earns exactly the rewards of separate ordinary runs with each pair."""
     instance = _synthetic_instance()
-    reward_seed, policy_seed = np.random.SeedSequence(4), np.random.SeedSequence(11)
     gammas, xis = (np.array(v) for v in zip(*PAIRS, strict=True))
-    env = _env(instance)
-    actions, final = play_exploration_grid(
-        env, reward_seed, policy_seed, gammas, xis, lam_grid=LAM_GRID, lasso_max_sweeps=30
-    )
-    rewards = env.estimated_overall_rewards(actions, final)
+    actions, final, rewards = _batched_run(instance, gammas, xis)
     assert actions.shape == (instance.horizon, len(PAIRS), instance.n_arms)
     for p, (gamma, xi) in enumerate(PAIRS):
         single_actions, single_final, single_rewards = _single_run(instance, gamma, xi)
@@ -176,17 +205,7 @@ def test_grid_replicates_equal_separate_runs():
         np.testing.assert_array_equal(rewards[:, p], single_rewards)
     # the pairs really differ, so the equality is not vacuous
     assert len({actions[:, p].tobytes() for p in range(len(PAIRS))}) == len(PAIRS)
-    # the seeds were copied, not consumed: a second batched run is identical
-    again, _ = play_exploration_grid(
-        _env(instance),
-        reward_seed,
-        policy_seed,
-        gammas,
-        xis,
-        lam_grid=LAM_GRID,
-        lasso_max_sweeps=30,
-    )
-    np.testing.assert_array_equal(again, actions)
+    np.testing.assert_array_equal(_batched_run(instance, gammas, xis)[0], actions)
 
 
 def test_shared_learner_rejects_replicates_with_different_data():
@@ -249,28 +268,32 @@ def test_quick_run_tunes_on_separate_seeds_and_reports_the_tuned_row(tmp_path):
         gamma_grid=(0.6, 0.85),
         xi_grid=(1e-6, 0.1),
         lasso_max_sweeps=5,
+        units=("max", "cases"),
     )
     df = experiment.run(tmp_path / "covid", progress=False)
-    tuning = df[df["record"] == "tuning"]
-    assert len(tuning) == experiment.tuning_seeds * 4
-    chosen = choose_exploration(df, "max")
-    means = tuning.groupby(["gamma", "xi"])["reward"].mean()
-    assert means[chosen] == means.max()
     days = df[df["record"] == "day"]
-    tuned = days[days["policy"] == "NDC-SEM (tuned)"]
-    assert len(tuned) == experiment.seeds * 80
-    assert set(zip(tuned["gamma"], tuned["xi"], strict=True)) == {chosen}
+    report = experiment.report(df)
+    for unit in experiment.units:
+        tuning = df[(df["record"] == "tuning") & (df["unit"] == unit)]
+        assert len(tuning) == experiment.tuning_seeds * 4
+        chosen = choose_exploration(df, unit)
+        means = tuning.groupby(["gamma", "xi"])["reward"].mean()
+        assert means[chosen] == means.max()
+        tuned = days[(days["policy"] == "NDC-SEM (tuned)") & (days["unit"] == unit)]
+        assert len(tuned) == experiment.seeds * 80
+        assert set(zip(tuned["gamma"], tuned["xi"], strict=True)) == {chosen}
+        assert f"gamma = {chosen[0]:g}, xi = {chosen[1]:g}" in report
+    assert report.count("## Added row: NDC-SEM (tuned)") == 2
+    assert "## Why the reward unit matters" in report
     # Table I's rows are those of a run without the tuned row (same decisions and rewards)
     alone = dataclasses.replace(experiment, tuned_exploration=False)
     plain = alone.run(tmp_path / "table-i", progress=False)
     assert not (plain["record"] == "tuning").any()
-    columns = ["seed", "day", "selected", "reward", "lam", "eps"]
+    columns = ["unit", "seed", "day", "selected", "reward", "lam", "eps"]
     ndc = days[days["policy"] == "NDC-SEM"][columns].reset_index(drop=True)
     plain_days = plain[(plain["record"] == "day") & (plain["policy"] == "NDC-SEM")]
     pd.testing.assert_frame_equal(
         ndc, plain_days[columns].reset_index(drop=True), check_dtype=False, check_exact=True
     )
-    report = experiment.report(df)
-    assert "Added row: NDC-SEM with (gamma, xi) tuned" in report
-    assert f"gamma = {chosen[0]:g}, xi = {chosen[1]:g}" in report
     assert "Added row" not in alone.report(plain)
+    assert "NDC-SEM (tuned)" not in alone.report(plain)

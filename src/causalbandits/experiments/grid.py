@@ -7,6 +7,9 @@ tasks and their ids, the seeds (the one layout of :mod:`causalbandits.random`, t
 being the point's index in the grid), the configuration, fingerprint and manifest, resume,
 the progress bar, loky or Ray, and ``with_replicates``. The numbers depend on the
 configuration only, never on the number of workers or the backend.
+
+A grid may have a ``prerequisite`` (e.g. a tuning stage) that runs first into the same
+directory and manifest; :meth:`TaskGrid.given` then sets the grid up from its results.
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ class GridTask:
     chunk: int
     start: int
     stop: int
+    prefix: str = ""
 
     @property
     def id(self) -> str:
-        return "-".join([*(f"p{i:03d}" for i in self.index), f"c{self.chunk:05d}"])
+        return self.prefix + "-".join([*(f"p{i:03d}" for i in self.index), f"c{self.chunk:05d}"])
 
 
 class TaskGrid:
@@ -51,6 +55,8 @@ class TaskGrid:
     """
 
     replicate_field: ClassVar[str] = "replicates"
+    #: Prefix of the task ids (tells the stages of a grid with a prerequisite apart).
+    task_prefix: ClassVar[str] = ""
     UNFINGERPRINTED: ClassVar[tuple[str, ...]] = ("description",)
 
     # ------------------------------------------------------------ to implement
@@ -66,6 +72,15 @@ class TaskGrid:
     def task_cost(self, point: Mapping[str, Any]) -> float:
         """A relative cost: expensive tasks are started first (changes no number)."""
         return 0.0
+
+    def prerequisite(self) -> TaskGrid | None:
+        """A grid run first into the same directory and manifest (e.g. tuning), whose results
+        :meth:`given` turns into this grid's set-up; ``None``: no such stage."""
+        return None
+
+    def given(self, results: pd.DataFrame) -> TaskGrid:
+        """This grid set up from its prerequisite's results (every task finished so far)."""
+        return self
 
     # ------------------------------------------------------------ derived
 
@@ -98,9 +113,10 @@ class TaskGrid:
         axes = self.axes()
         indices = list(itertools.product(*(range(len(v)) for v in axes.values())))
         size = int(self.chunk_size)  # type: ignore[attr-defined]
-        starts = range(0, self.replicate_count, size)
+        count = self.replicate_count
+        starts = range(0, count, size)
         return [
-            GridTask(index, setting, chunk, start, min(start + size, self.replicate_count))
+            GridTask(index, setting, chunk, start, min(start + size, count), self.task_prefix)
             for setting, index in enumerate(indices)
             for chunk, start in enumerate(starts)
         ]
@@ -117,6 +133,14 @@ class TaskGrid:
         points = self.points()
         return self.run_chunk(points[task.setting], task.setting, range(task.start, task.stop))
 
+    def records(self) -> list[dict[str, Any]]:
+        """The manifest entries of the tasks."""
+        points = self.points()
+        return [
+            {"id": t.id, **plain(points[t.setting]), "replicates": [t.start, t.stop]}
+            for t in self.tasks()
+        ]
+
     def run(
         self,
         out_dir: str | Path,
@@ -126,24 +150,36 @@ class TaskGrid:
         progress: bool = True,
         metadata: dict[str, Any] | None = None,
     ) -> pd.DataFrame:
-        """Run the unfinished tasks into ``out_dir``; return the whole long table."""
-        tasks = self.tasks()
+        """Run the unfinished tasks into ``out_dir``, the prerequisite's first; return the
+        whole long table."""
+        first = self.prerequisite()
+        stages = [self] if first is None else [first, self]
+        header = run_header(self.name, self.config())  # type: ignore[attr-defined]
+        records = [record for grid in stages for record in grid.records()]
+        options = {"jobs": jobs, "backend": backend, "progress": progress, "metadata": metadata}
+        grid: TaskGrid = self
+        if first is not None:
+            grid = self.given(first.run_stage(out_dir, header, records, options))
+        return grid.run_stage(out_dir, header, records, options)
+
+    def run_stage(
+        self,
+        out_dir: str | Path,
+        header: dict[str, Any],
+        records: list[dict[str, Any]],
+        options: dict[str, Any],
+    ) -> pd.DataFrame:
+        """Run this grid's unfinished tasks under a manifest ``header`` listing ``records``."""
         points = self.points()
-        records = [
-            {"id": t.id, **plain(points[t.setting]), "replicates": [t.start, t.stop]} for t in tasks
-        ]
         return run_tasks(
             out_dir,
-            run_header(self.name, self.config()),  # type: ignore[attr-defined]
-            tasks,
+            header,
+            self.tasks(),
             records,
             type(self).run_task,
             self,
-            jobs=jobs,
-            backend=backend,
-            progress=progress,
-            metadata=metadata,
             order=lambda t: (-self.task_cost(points[t.setting]), t.setting, t.chunk),
+            **options,
         )
 
     def write_tables(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:

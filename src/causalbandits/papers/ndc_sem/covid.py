@@ -6,42 +6,36 @@ change point at day 40 (cyclic shift by ``k``), NDC-SEM with ``gamma = 0.85``, `
 ``(y_tau, b_tau)`` of the training days received (``tau <= t - 3``, step 8) and tune ``lam``
 online on the validation days received (step 7): :class:`~causalbandits.policies.
 ndc_sem_validated.ValidatedNDCSEM` and ``ValidatedSEMUCB``. Rewards are divided by the global
-max of ``y`` (step 9).
+max of ``y`` (step 9). Outputs per seed: the regions chosen each day (Fig. 4), ``lam(t)`` and
+``eps(t)`` (Fig. 3's text), the final graph's predictions on the validation days (Fig. 3) and
+the estimated overall reward ``1^T (I - A_final)^{-1} diag(b_t) x_t`` of each day (Fig. 9).
 
-Outputs per seed: the regions chosen each day (Fig. 4), ``lam(t)`` and ``eps(t)`` (Fig. 3's
-text), the predictions of the final graph on the validation days (Fig. 3) and the estimated
-overall reward ``1^T (I - A_final)^{-1} diag(b_t) x_t`` of each day (Fig. 9).
+Tuned exploration (an added row; Table I's pair stays the primary one): the paper chose
+``(gamma, xi)`` by a joint grid search (App. VII-D5, the 10 x 22 values below, verbatim) on its
+own, unstated reward scale, keeping the pair with the highest estimated cumulative overall
+reward (final ``A_hat``, days ``1..T`` as in Fig. 9). The tuning stage repeats it per reward
+unit on ``tuning_seeds`` seeds under the root ``tuning_seed`` (disjoint from the evaluation
+seeds), criterion the mean over those seeds, ties to the first pair in grid order (``gamma``,
+then ``xi``); the evaluation seeds then also run NDC-SEM with the chosen pair. With
+``graph_input="b"`` the graph learner ignores the decisions, so all pairs run as replicates of
+one policy with one reward sample, one policy seed and one shared graph learner: replicate
+``p`` makes exactly the decisions of a separate run with pair ``p``, and Table I's rows are
+those of a run without the tuned row.
 
-Tuned exploration (``tuned_exploration``, an added row; Table I's pair stays the primary one):
-the paper chose ``(gamma, xi)`` by its own grid search on its own reward scale (App. VII-D5).
-:mod:`~causalbandits.papers.ndc_sem.covid_tuning` repeats that search per reward unit on
-``tuning_seeds`` seeds under the root ``tuning_seed`` (disjoint from the evaluation seeds),
-and the evaluation seeds then also run NDC-SEM with the chosen pair (``"NDC-SEM (tuned)"``).
-On an evaluation seed both NDC-SEM variants run as two replicates of one policy that share
-the reward sample, the policy seed and the graph path, so the Table I rows are exactly those
-of a run without the tuned row.
-
-Decisions (documented in the report as well)
---------------------------------------------
-* Seeds: seed ``r`` draws its own instance (the shift ``k`` and the validation days,
-  stream ``INSTANCE``), its own KDE sample of ``b`` (``KDE``; shared by both policies, common
-  random numbers) and the policies' own randomness (``POLICY``: ``H`` and tie-breaks, the
-  same for both policies). The paper's ``k`` is one random draw, so averaging over ``k``
-  tests its claims for the procedure rather than for one unknown shift; ``shift=`` fixes it.
-* ``lam`` grid: the decades 1e-5 ... 1e6, the range the paper searches for the synthetic
-  runs (the Covid grid is not stated). On the normalised data every ``lam >= 1e3`` gives the
-  empty graph. ``lasso_max_sweeps`` coordinate-descent sweeps per day, warm-started from the
-  previous day's fit of the same ``lam`` (the fits of tiny ``lam`` converge slowly on these
-  collinear series; on seed 0, 1000 sweeps give the same ``lam(t)`` and ``eps(t)`` to five
-  digits as 100).
-* Results table: ``record == "tuning"`` rows hold, per unit, tuning seed and pair, the
-  cumulative estimated overall reward of days ``1..T`` (``reward``, the criterion) and from
-  the change point on (``reward_from_change``); ``seed`` counts tuning seeds there.
-* ``unit="cases"`` (a sensitivity run, not the spec's resolution): the same experiment on raw
-  daily cases, with the ``lam`` grid multiplied by ``scale^2`` so that the graphs are exactly
-  those of the normalised run; only the UCB indices see the different reward scale. Every
-  number in the table is in normalised units (``lam / scale^2``, ``eps / scale``, rewards
-  ``/ scale``).
+Decisions
+---------
+* Seeds: seed ``r`` draws its own instance (the shift ``k`` and the validation days, stream
+  ``INSTANCE``), its own KDE sample of ``b`` (``KDE``; shared by all policies) and the
+  policies' own randomness (``POLICY``). Averaging over ``k`` tests the claims for the
+  procedure rather than for one unknown shift; ``shift=`` fixes it.
+* ``lam`` grid: the decades 1e-5 ... 1e6 (the synthetic runs' range; the Covid grid is not
+  stated); ``lasso_max_sweeps`` warm-started coordinate-descent sweeps per day and ``lam``.
+* ``unit="cases"`` (a sensitivity run): raw daily cases, the ``lam`` grid times ``scale^2`` so
+  the graphs are those of the normalised run; only the UCB indices see the other scale. Every
+  number in the table is in normalised units.
+* Results table: ``record`` is ``"day"`` (unit, seed, policy, day), ``"prediction"`` (unit,
+  seed, validation day, region) or ``"tuning"`` (unit, tuning seed, pair: the cumulative
+  reward of days ``1..T`` and from the change point on; ``seed`` counts tuning seeds there).
 """
 
 from __future__ import annotations
@@ -49,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,68 +63,47 @@ from causalbandits.envs.delay import FeedbackDelay
 from causalbandits.estimators.validated_lasso import (
     DECADE_GRID,
     check_lambda_grid,
+    check_positive_grid,
     predict_overall,
     spectral_radius,
     validation_error,
 )
-from causalbandits.experiments.runner import config_fingerprint, run_header, run_tasks
-from causalbandits.papers.ndc_sem.covid_tuning import (
-    PAPER_GAMMA_GRID,
-    PAPER_XI_GRID,
+from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.recorders import ActionLog, Trace
+from causalbandits.experiments.simulate import simulate
+from causalbandits.papers.ndc_sem.covid_plots import plot_all
+from causalbandits.papers.ndc_sem.covid_report import (
+    POLICIES,
     TUNED,
-    check_exploration_grid,
+    build_report,
     choose_exploration,
-    exploration_pairs,
-    play,
-    play_exploration_grid,
 )
-from causalbandits.policies.ndc_sem_validated import ValidatedSEMUCB
+from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM, ValidatedSEMUCB
 
 #: Environment variable naming the bulletins file (``dpc-covid19-ita-regioni.csv[.gz]``).
 DATA_ENV = "CAUSALBANDITS_ITALY_COVID"
 #: Default location, relative to the working directory (the project root).
 DEFAULT_DATA = Path("..") / "shared" / "data" / "italy_covid" / "dpc-covid19-ita-regioni.csv.gz"
-
-POLICIES = ("NDC-SEM", "SEM-UCB")
-#: Root seed of the (gamma, xi) tuning seeds (disjoint from ``CovidExperiment.seed``).
-TUNING_SEED = 7
 UNITS = ("max", "cases")
 QUICK_GRID: tuple[float, ...] = (1e-2, 1e-1, 1.0, 10.0, 100.0)
+#: App. VII-D5: the discount factors and exploration constants searched (verbatim: no 3e-2,
+#: no 3e-1).
+PAPER_GAMMA_GRID: tuple[float, ...] = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99)
+PAPER_XI_GRID: tuple[float, ...] = (
+    *(float(f"{m}e{e}") for e in range(-8, -2) for m in (1, 3, 7)),
+    *(1e-2, 7e-2, 1e-1, 7e-1),
+)
 
 # Streams of a seed (last element of its spawn key).
 INSTANCE_STREAM = 0
 KDE_STREAM = 1
 POLICY_STREAM = 2
 
-#: Columns of the long table. ``record`` is ``"day"`` (one row per unit, seed, policy and
-#: day), ``"prediction"`` (one row per unit, seed, validation day and region: the final
-#: graph's prediction, Fig. 3) or ``"tuning"`` (one row per unit, tuning seed and pair).
+#: Columns of the long table (see the module docstring for ``record``).
 COLUMNS = (
-    "experiment",
-    "record",
-    "unit",
-    "seed",
-    "shift",
-    "policy",
-    "day",
-    "date",
-    "validation",
-    "selected",
-    "n_selected",
-    "gamma",
-    "xi",
-    "lam",
-    "eps",
-    "n_validation",
-    "eps_all",
-    "eps_empty",
-    "radius",
-    "edges",
-    "reward",
-    "reward_from_change",
-    "region",
-    "y",
-    "y_pred",
+    *("experiment", "record", "unit", "seed", "shift", "policy", "day", "date", "validation"),
+    *("selected", "n_selected", "gamma", "xi", "lam", "eps", "n_validation", "eps_all"),
+    *("eps_empty", "radius", "edges", "reward", "reward_from_change", "region", "y", "y_pred"),
     "b",
 )
 
@@ -153,60 +126,36 @@ def _bulletins(path: str) -> pd.DataFrame:
     return load_italy_covid(path)
 
 
-@dataclass(frozen=True)
-class Task:
-    """Evaluation seeds ``start..stop-1`` in reward unit ``unit``; ``exploration`` is the
-    tuned ``(gamma, xi)`` of the unit (``None``: Table I's pair only)."""
-
-    unit: str
-    chunk: int
-    start: int
-    stop: int
-    exploration: tuple[float, float] | None = None
-
-    @property
-    def id(self) -> str:
-        return f"{self.unit}-c{self.chunk:04d}"
+def exploration_pairs(
+    gamma_grid: tuple[float, ...], xi_grid: tuple[float, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """All ``(gamma, xi)`` of the joint grid, ``gamma``-major (the tie-break order)."""
+    mesh = np.meshgrid(gamma_grid, xi_grid, indexing="ij")
+    return mesh[0].reshape(-1), mesh[1].reshape(-1)
 
 
 @dataclass(frozen=True)
-class TuningTask:
-    """Tuning seeds ``start..stop-1`` in reward unit ``unit``: every pair of the grid."""
-
-    unit: str
-    chunk: int
-    start: int
-    stop: int
-
-    @property
-    def id(self) -> str:
-        return f"tuning-{self.unit}-c{self.chunk:04d}"
-
-
-@dataclass(frozen=True)
-class CovidExperiment:
-    """The Covid-19 experiment as a run-based paper experiment (``run``, ``plot``, ``report``).
+class CovidExperiment(TaskGrid):
+    """The Covid-19 experiment: a grid over reward units of chunks of seeds, after a tuning
+    stage (the same grid with ``tuning=True``) when ``tuned_exploration``.
 
     Parameters
     ----------
-    seeds: Monte-Carlo (evaluation) seeds (the paper shows one draw).
+    seeds: evaluation seeds (the paper shows one draw); ``tuning_seeds`` under the root
+        ``tuning_seed`` (must differ from ``seed``) for the ``(gamma, xi)`` search.
     lambda_grid: ``lam`` values for the online tuning (normalised units).
     gamma, xi: NDC-SEM's discount and exploration constant (Table I, Covid).
     budget, delay, change_point: ``s``, ``D`` and the day of the cyclic shift.
     shift: a fixed ``k`` for every seed; ``None`` draws ``k`` per seed.
     units: reward units to run, from :data:`UNITS` (``"max"``: the spec's normalisation).
-    lasso_max_sweeps: coordinate-descent sweeps per day and ``lam`` (warm-started).
-    seed: root seed; chunk_size: seeds per task; featured_seed: the seed drawn in Fig. 3/4.
-    tuned_exploration: also tune ``(gamma, xi)`` by the paper's grid search (App. VII-D5)
-        per unit and run NDC-SEM with the chosen pair on the evaluation seeds (an added row).
-    gamma_grid, xi_grid: the joint grid (default: the paper's 10 x 22 values).
-    tuning_seeds: seeds of the grid search, under the root ``tuning_seed`` (must differ from
-        ``seed``, so tuning and evaluation seeds are disjoint).
-    data_path: the bulletins file (see :func:`resolve_data_path`); not part of the
-        fingerprint.
+    featured_seed: the seed drawn in Figs. 3 and 4.
+    gamma_grid, xi_grid: the joint tuning grid (default: the paper's 10 x 22 values).
+    data_path: the bulletins file (:func:`resolve_data_path`); not fingerprinted.
+    tuning: this grid is the tuning stage; tuned: the chosen pair per unit (set from the
+        tuning stage by :meth:`given`).
     """
 
-    seeds: int = 20
+    seeds: int = 20  # shadows TaskGrid.seeds (kept: the fingerprinted name); see seed_keys
     lambda_grid: tuple[float, ...] = DECADE_GRID
     gamma: float = 0.85
     xi: float = 0.1
@@ -223,31 +172,33 @@ class CovidExperiment:
     gamma_grid: tuple[float, ...] = PAPER_GAMMA_GRID
     xi_grid: tuple[float, ...] = PAPER_XI_GRID
     tuning_seeds: int = 20
-    tuning_seed: int = TUNING_SEED
+    tuning_seed: int = 7
     data_path: str | None = None
     name: str = "ndc-sem-covid"
     description: str = (
         "NDC-SEM paper Sec. V-B (Figs. 3, 4, 9): Covid-19 Italy, NDC-SEM (Table I and tuned "
         "(gamma, xi)) vs SEM-UCB with online lambda tuning"
     )
+    tuning: bool = False
+    tuned: tuple[tuple[float, float], ...] = ()
+
+    replicate_field = "seeds"
+    UNFINGERPRINTED = ("description", "data_path", "tuning", "tuned")
 
     def __post_init__(self) -> None:
         grid = tuple(float(v) for v in check_lambda_grid(self.lambda_grid))
         object.__setattr__(self, "lambda_grid", grid)
         object.__setattr__(self, "units", tuple(self.units))
-        gammas = check_exploration_grid(self.gamma_grid, "gamma", 1.0)
-        object.__setattr__(self, "gamma_grid", gammas)
-        object.__setattr__(self, "xi_grid", check_exploration_grid(self.xi_grid, "xi", None))
+        for name, upper in (("gamma_grid", 1.0), ("xi_grid", None)):
+            values = check_positive_grid(getattr(self, name), name.removesuffix("_grid"), upper)
+            object.__setattr__(self, name, tuple(float(v) for v in values))
         if self.seeds < 1 or self.chunk_size < 1 or self.tuning_seeds < 1:
             raise ValueError(
                 "seeds, chunk_size and tuning_seeds must be >= 1, got "
                 f"{self.seeds}, {self.chunk_size}, {self.tuning_seeds}"
             )
         if self.tuning_seed == self.seed:
-            raise ValueError(
-                f"tuning_seed must differ from seed ({self.seed}): tuning and evaluation seeds "
-                "must be disjoint"
-            )
+            raise ValueError(f"tuning_seed must differ from seed ({self.seed}): disjoint seeds")
         if not 0 <= self.featured_seed < self.seeds:
             raise ValueError(f"featured_seed must lie in 0..{self.seeds - 1}")
         if not self.units or any(u not in UNITS for u in self.units):
@@ -255,301 +206,188 @@ class CovidExperiment:
         if self.delay < 0 or self.lasso_max_sweeps < 1:
             raise ValueError("delay must be >= 0 and lasso_max_sweeps >= 1")
 
-    # ---------------------------------------------------------------- configuration
+    # ---------------------------------------------------------------- the grid
 
-    def config(self) -> dict[str, Any]:
-        """Everything that fixes the numbers (JSON-ready); the data path is left out."""
-        out = dataclasses.asdict(self)
-        for key in ("description", "data_path"):
-            out.pop(key)
-        for key in ("lambda_grid", "units", "gamma_grid", "xi_grid"):
-            out[key] = list(out[key])
-        return out
+    @property
+    def replicate_count(self) -> int:
+        return self.tuning_seeds if self.tuning else self.seeds
 
-    def fingerprint(self) -> str:
-        return config_fingerprint(self.config())
+    @property
+    def task_prefix(self) -> str:  # type: ignore[override]
+        return "tuning-" if self.tuning else ""
 
-    def with_replicates(self, replicates: int) -> CovidExperiment:
-        """The same experiment with ``replicates`` seeds (``reproduce --replicates``)."""
-        featured = min(self.featured_seed, int(replicates) - 1)
-        return dataclasses.replace(self, seeds=int(replicates), featured_seed=max(featured, 0))
+    def axes(self) -> dict[str, tuple[str, ...]]:
+        return {"unit": self.units}
 
-    def tasks(self) -> list[Task]:
-        """The evaluation tasks (without the tuned pair: :meth:`run` adds it)."""
-        starts = range(0, self.seeds, self.chunk_size)
-        return [
-            Task(unit, c, s, min(s + self.chunk_size, self.seeds))
-            for unit in self.units
-            for c, s in enumerate(starts)
-        ]
+    def prerequisite(self) -> CovidExperiment | None:
+        """The ``(gamma, xi)`` search (App. VII-D5) when ``tuned_exploration``."""
+        wanted = self.tuned_exploration and not self.tuning
+        return dataclasses.replace(self, tuning=True) if wanted else None
 
-    def tuning_tasks(self) -> list[TuningTask]:
-        """The grid-search tasks (none without ``tuned_exploration``)."""
-        if not self.tuned_exploration:
-            return []
-        starts = range(0, self.tuning_seeds, self.chunk_size)
-        return [
-            TuningTask(unit, c, s, min(s + self.chunk_size, self.tuning_seeds))
-            for unit in self.units
-            for c, s in enumerate(starts)
-        ]
-
-    # ---------------------------------------------------------------- running
-
-    def run_task(self, task: Task) -> pd.DataFrame:
-        """The rows of one evaluation task (one BLAS thread)."""
-        frame = _bulletins(str(resolve_data_path(self.data_path)))
-        with threadpool_limits(limits=1):
-            rows = [
-                row
-                for s in range(task.start, task.stop)
-                for row in self.run_seed(frame, s, task.unit, task.exploration)
-            ]
-        return _frame(rows)
-
-    def run_tuning_task(self, task: TuningTask) -> pd.DataFrame:
-        """The rows of one tuning task (one BLAS thread)."""
-        frame = _bulletins(str(resolve_data_path(self.data_path)))
-        with threadpool_limits(limits=1):
-            rows = [
-                row
-                for s in range(task.start, task.stop)
-                for row in self.tuning_rows(frame, s, task.unit)
-            ]
-        return _frame(rows)
-
-    def run(
-        self,
-        out_dir: str | Path,
-        jobs: int = 1,
-        backend: str = "loky",
-        progress: bool = True,
-    ) -> pd.DataFrame:
-        """Run the unfinished tasks into ``out_dir`` (resumable); return the long table.
-
-        With ``tuned_exploration`` the tuning tasks run first; the pair each unit's grid
-        search picks is then handed to that unit's evaluation tasks.
-        """
-        path = resolve_data_path(self.data_path)
-        tuning, tasks = self.tuning_tasks(), self.tasks()
-        header = run_header(self.name, self.config())
-        records = [
-            {"id": t.id, "unit": t.unit, "seeds": [t.start, t.stop], "tuning": True} for t in tuning
-        ] + [{"id": t.id, "unit": t.unit, "seeds": [t.start, t.stop]} for t in tasks]
-        experiment = dataclasses.replace(self, data_path=str(path.resolve()))
-        options = {"jobs": jobs, "backend": backend, "progress": progress}
-        metadata = {"data_file": path.name}
-        if tuning:
-            done = run_tasks(
-                out_dir,
-                header,
-                tuning,
-                records,
-                type(self).run_tuning_task,
-                experiment,
-                metadata=metadata,
-                **options,
-            )
-            pairs = {unit: choose_exploration(done, unit) for unit in self.units}
-            tasks = [dataclasses.replace(t, exploration=pairs[t.unit]) for t in tasks]
-        return run_tasks(
-            out_dir,
-            header,
-            tasks,
-            records,
-            type(self).run_task,
-            experiment,
-            metadata=metadata,
-            **options,
+    def given(self, results: pd.DataFrame) -> CovidExperiment:
+        return dataclasses.replace(
+            self, tuned=tuple(choose_exploration(results, unit) for unit in self.units)
         )
 
-    def instance(self, frame: pd.DataFrame, seed: int, tuning: bool = False) -> CovidInstance:
-        """Seed ``seed``'s pre-processed instance (its ``k`` and validation days); ``tuning``:
-        the tuning seed ``seed`` (root ``tuning_seed``)."""
-        rng = np.random.default_rng(self._key(seed, INSTANCE_STREAM, tuning))
+    def seed_keys(self, replicates: Sequence[int], stream: int) -> list[np.random.SeedSequence]:
+        """``SeedSequence(root, spawn_key=(replicate, stream))``, root ``tuning_seed`` in the
+        tuning stage, else ``seed``: the key layout of the published runs, kept for identical
+        numbers instead of the base's :meth:`~TaskGrid.seeds` (the unit is not part of the
+        key: both units see the same draws). Equal entries give equal, separate sequences
+        (replicates sharing a seed)."""
+        root = self.tuning_seed if self.tuning else self.seed
+        return [np.random.SeedSequence(root, spawn_key=(int(r), stream)) for r in replicates]
+
+    def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
+        """The base run with the bulletins file resolved first (absolute, for every worker)."""
+        path = resolve_data_path(self.data_path).resolve()
+        options["metadata"] = {**(options.get("metadata") or {}), "data_file": path.name}
+        return TaskGrid.run(dataclasses.replace(self, data_path=str(path)), out_dir, **options)
+
+    def run_chunk(self, point: dict[str, Any], setting: int, replicates: range) -> pd.DataFrame:
+        """The rows of ``replicates`` in unit ``point["unit"]`` (one BLAS thread)."""
+        frame = _bulletins(str(resolve_data_path(self.data_path)))
+        seed_rows = self.tuning_rows if self.tuning else self.evaluation_rows
+        with threadpool_limits(limits=1):
+            rows = [row for r in replicates for row in seed_rows(frame, setting, r)]
+        return pd.DataFrame(rows, columns=list(COLUMNS)).astype({"day": "Int64"})
+
+    # ---------------------------------------------------------------- one seed
+
+    def instance(self, frame: pd.DataFrame, seed: int) -> CovidInstance:
+        """Seed ``seed``'s pre-processed instance (its ``k`` and validation days)."""
+        rng = np.random.default_rng(self.seed_keys([seed], INSTANCE_STREAM)[0])
         return italy_covid_instance(
             frame, rng=rng, change_point=self.change_point, shift=self.shift
         )
 
-    def _key(self, seed: int, stream: int, tuning: bool = False) -> np.random.SeedSequence:
-        root = self.tuning_seed if tuning else self.seed
-        return np.random.SeedSequence(root, spawn_key=(int(seed), stream))
-
     def _environment(
-        self, instance: CovidInstance, unit: str
+        self, instance: CovidInstance, setting: int
     ) -> tuple[FeedbackDelay, np.ndarray, float]:
-        """The delayed bandit in unit ``unit``, its ``lam`` grid and the unit's factor."""
-        factor = instance.scale if unit == "cases" else 1.0
+        """The delayed bandit in unit ``units[setting]``, its ``lam`` grid and the unit's
+        factor."""
+        factor = instance.scale if self.units[setting] == "cases" else 1.0
         env = FeedbackDelay(
             ItalyCovidBandit(_rescaled(instance, factor), budget=self.budget), delay=self.delay
         )
         return env, np.asarray(self.lambda_grid) * factor**2, factor
 
-    def tuning_rows(self, frame: pd.DataFrame, seed: int, unit: str) -> list[dict[str, Any]]:
+    def _days(
+        self,
+        env: FeedbackDelay,
+        setting: int,
+        seed: int,
+        lam_grid: np.ndarray,
+        pairs: tuple[np.ndarray, np.ndarray] | None = None,
+        trace: Trace | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every day of NDC-SEM with pair ``(pairs[0][p], pairs[1][p])`` on replicate ``p``
+        (one reward sample, policy seed and shared graph learner), or of SEM-UCB (``pairs``
+        ``None``); the super arms ``(T, R, N)``, the final ``A_hat`` and the estimated overall
+        reward of each day ``(T, R)``. ``trace`` records after each day's update."""
+        copies = 1 if pairs is None else len(pairs[0])
+        env.reset(self.seed_keys([seed] * copies, KDE_STREAM))
+        options = {"lam_grid": lam_grid, "lasso_max_sweeps": self.lasso_max_sweeps}
+        if pairs is None:
+            policy = ValidatedSEMUCB(env.problem, **options)
+        else:
+            gamma, xi = pairs
+            policy = ValidatedNDCSEM(
+                env.problem, gamma=gamma, xi=xi, shared_graph=True, graph_input="b", **options
+            )
+        policy.reset(self.seed_keys([seed] * copies, POLICY_STREAM))
+        log = ActionLog()
+        simulate(env, policy, [env.horizon], [log] if trace is None else [log, trace])
+        actions, final = log.stacked(), policy.lasso.fit()[0]
+        return actions, final, env.estimated_overall_rewards(actions, final)
+
+    def tuning_rows(self, frame: pd.DataFrame, setting: int, seed: int) -> list[dict[str, Any]]:
         """Every pair of the grid on tuning seed ``seed`` (App. VII-D5): the estimated
         cumulative overall reward of days ``1..T`` and from the change point on."""
-        instance = self.instance(frame, seed, tuning=True)
-        env, grid, factor = self._environment(instance, unit)
+        instance = self.instance(frame, seed)
+        env, grid, factor = self._environment(instance, setting)
         gammas, xis = exploration_pairs(self.gamma_grid, self.xi_grid)
-        actions, final = play_exploration_grid(
-            env,
-            self._key(seed, KDE_STREAM, tuning=True),
-            self._key(seed, POLICY_STREAM, tuning=True),
-            gammas,
-            xis,
-            lam_grid=grid,
-            lasso_max_sweeps=self.lasso_max_sweeps,
-        )
-        rewards = env.estimated_overall_rewards(actions, final) / factor  # (T, P)
-        base = {
-            "experiment": self.name,
-            "record": "tuning",
-            "unit": unit,
-            "seed": seed,
-            "shift": instance.shift,
-            "policy": POLICIES[0],
-        }
+        rewards = self._days(env, setting, seed, grid, (gammas, xis))[2] / factor  # (T, P)
+        base = {"experiment": self.name, "record": "tuning", "unit": self.units[setting]}
+        base |= {"seed": seed}
+        base |= {"shift": instance.shift, "policy": POLICIES[0]}
+        totals = zip(rewards.sum(axis=0), rewards[self.change_point - 1 :].sum(axis=0), strict=True)
         return [
-            {
-                **base,
-                "gamma": float(g),
-                "xi": float(x),
-                "reward": float(total),
-                "reward_from_change": float(after),
-            }
-            for g, x, total, after in zip(
-                gammas,
-                xis,
-                rewards.sum(axis=0),
-                rewards[self.change_point - 1 :].sum(axis=0),
-                strict=True,
-            )
+            {**base, "gamma": float(g), "xi": float(x), "reward": float(total)}
+            | {"reward_from_change": float(after)}
+            for g, x, (total, after) in zip(gammas, xis, totals, strict=True)
         ]
 
-    def run_seed(
-        self,
-        frame: pd.DataFrame,
-        seed: int,
-        unit: str = "max",
-        exploration: tuple[float, float] | None = None,
-    ) -> list[dict[str, Any]]:
-        """NDC-SEM (Table I, and ``exploration`` = a tuned ``(gamma, xi)`` if given) and
-        SEM-UCB on evaluation seed ``seed``; the rows of the long table.
-
-        The NDC-SEM variants are replicates of one policy with one reward sample, policy seed
-        and graph path (:func:`~causalbandits.papers.ndc_sem.covid_tuning.
-        play_exploration_grid`): each makes exactly the decisions of a separate run.
-        """
+    def evaluation_rows(self, frame: pd.DataFrame, setting: int, seed: int) -> list[dict[str, Any]]:
+        """NDC-SEM (Table I's pair, and the unit's tuned pair if any) and SEM-UCB on
+        evaluation seed ``seed``; the NDC-SEM variants are replicates of one policy (see the
+        module docstring)."""
         instance = self.instance(frame, seed)
-        env, grid, factor = self._environment(instance, unit)
+        env, grid, factor = self._environment(instance, setting)
         held_out = np.flatnonzero(instance.validation)
         y = env.instance.overall
-        base = {"experiment": self.name, "unit": unit, "seed": seed, "shift": instance.shift}
-        options = {"lam_grid": grid, "lasso_max_sweeps": self.lasso_max_sweeps}
+        base = {"experiment": self.name, "unit": self.units[setting], "seed": seed}
+        base |= {"shift": instance.shift}
         variants = [(POLICIES[0], self.gamma, self.xi)]
-        if exploration is not None:
-            variants.append((TUNED, *exploration))
+        if self.tuned:
+            variants.append((TUNED, *self.tuned[setting]))
+        pairs = tuple(np.array(v) for v in zip(*((g, x) for _, g, x in variants), strict=True))
 
-        def observer(log: list[dict[str, Any]]) -> Callable[[Any], None]:
-            return lambda policy: log.append(_graph_state(policy, env, held_out, factor))
+        def graph(t: int, env: FeedbackDelay, policy: Any, x: np.ndarray) -> dict[str, Any]:
+            return _graph_state(policy, env, held_out, factor)  # Fig. 3's text, after each day
 
-        ndc_log: list[dict[str, Any]] = []
-        actions, final = play_exploration_grid(
-            env,
-            self._key(seed, KDE_STREAM),
-            self._key(seed, POLICY_STREAM),
-            [gamma for _, gamma, _ in variants],
-            [xi for _, _, xi in variants],
-            observer(ndc_log),
-            **options,
-        )
+        trace = Trace(graph, when="update")
+        actions, final, rewards = self._days(env, setting, seed, grid, pairs, trace)
         b = env.instantaneous[:, 0]  # (T, N), scaled; the same sample for every policy
         empty = float(np.abs(y[held_out] - b[held_out]).mean()) / factor
-        rewards = env.estimated_overall_rewards(actions, final) / factor
         rows: list[dict[str, Any]] = []
         for r, (label, gamma, xi) in enumerate(variants):
-            rows += self._day_rows(
-                instance, base, label, gamma, xi, actions[:, r], rewards[:, r], ndc_log, empty
-            )
+            day = (label, gamma, xi, actions[:, r], rewards[:, r] / factor, trace.rows, empty)
+            rows += _day_rows(instance, base, *day)
         # the graph learner ignores the decisions: one copy of the final graph's predictions
         predicted = predict_overall(final, b[held_out])[0]
-        for k, tau in enumerate(held_out):
-            for i, region in enumerate(ABBREVIATIONS):
-                rows.append(
-                    {
-                        **base,
-                        "record": "prediction",
-                        "policy": POLICIES[0],
-                        "day": int(tau) + 1,
-                        "date": str(instance.dates[tau]),
-                        "validation": True,
-                        "region": region,
-                        "y": float(y[tau, i]) / factor,
-                        "y_pred": float(predicted[k, i]) / factor,
-                        "b": float(b[tau, i]) / factor,
-                    }
-                )
-        env.reset([self._key(seed, KDE_STREAM)])
-        policy = ValidatedSEMUCB(env.problem, **options)
-        policy.reset([self._key(seed, POLICY_STREAM)])
-        sem_log: list[dict[str, Any]] = []
-        actions = play(env, policy, observer(sem_log))
-        rewards = env.estimated_overall_rewards(actions, policy.lasso.fit()[0]) / factor
-        rows += self._day_rows(
-            instance, base, POLICIES[1], None, None, actions[:, 0], rewards[:, 0], sem_log, empty
-        )
-        return rows
-
-    @staticmethod
-    def _day_rows(
-        instance: CovidInstance,
-        base: dict[str, Any],
-        label: str,
-        gamma: float | None,
-        xi: float | None,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-        log: list[dict[str, Any]],
-        empty: float,
-    ) -> list[dict[str, Any]]:
-        """One ``record == "day"`` row per day of one policy: its choice, constants, reward
-        and the graph learner's state after the day (``log``)."""
-        return [
-            {
-                **base,
-                "record": "day",
-                "policy": label,
-                "day": t + 1,
-                "date": str(instance.dates[t]),
-                "validation": bool(instance.validation[t]),
-                "selected": ";".join(ABBREVIATIONS[i] for i in np.flatnonzero(x)),
-                "n_selected": int(x.sum()),
-                "gamma": gamma,
-                "xi": xi,
-                **state,
-                "eps_empty": empty,
-                "reward": float(reward),
-            }
-            for t, (x, reward, state) in enumerate(zip(actions, rewards, log, strict=True))
+        rows += [
+            {**base, "record": "prediction", "policy": POLICIES[0], "day": int(tau) + 1}
+            | {"date": str(instance.dates[tau]), "validation": True, "region": region}
+            | {"y": float(y[tau, i]) / factor, "y_pred": float(predicted[k, i]) / factor}
+            | {"b": float(b[tau, i]) / factor}
+            for k, tau in enumerate(held_out)
+            for i, region in enumerate(ABBREVIATIONS)
         ]
+        trace = Trace(graph, when="update")
+        actions, _, rewards = self._days(env, setting, seed, grid, None, trace)
+        day = (POLICIES[1], None, None, actions[:, 0], rewards[:, 0] / factor, trace.rows, empty)
+        return rows + _day_rows(instance, base, *day)
 
     # ---------------------------------------------------------------- outputs
 
-    def plot(self, df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
-        from causalbandits.papers.ndc_sem.covid_plots import plot_all
-
+    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         return plot_all(df, Path(out_dir), self)
 
     def report(self, df: pd.DataFrame) -> str:
-        from causalbandits.papers.ndc_sem.covid_report import build_report
-
         return build_report(df, self)
 
 
-def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The rows as a table with :data:`COLUMNS`; ``day`` stays an integer (nullable: tuning
-    rows have none)."""
-    return pd.DataFrame(rows, columns=list(COLUMNS)).astype({"day": "Int64"})
+def _day_rows(
+    instance: CovidInstance,
+    base: dict[str, Any],
+    label: str,
+    gamma: float | None,
+    xi: float | None,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    states: list[dict[str, Any]],
+    empty: float,
+) -> list[dict[str, Any]]:
+    """One ``record == "day"`` row per day of one policy: its choice, constants, reward and
+    the graph learner's state after the day (``states``)."""
+    return [
+        {**base, "record": "day", "policy": label, "day": t + 1, "date": str(instance.dates[t])}
+        | {"validation": bool(instance.validation[t]), "n_selected": int(x.sum())}
+        | {"selected": ";".join(ABBREVIATIONS[i] for i in np.flatnonzero(x))}
+        | {"gamma": gamma, "xi": xi, **state, "eps_empty": empty, "reward": float(reward)}
+        for t, (x, reward, state) in enumerate(zip(actions, rewards, states, strict=True))
+    ]
 
 
 def _graph_state(
@@ -604,13 +442,3 @@ def covid(quick: bool = False) -> CovidExperiment:
             name="ndc-sem-covid-quick",
         )
     return CovidExperiment()
-
-
-def selection_matrix(selected: Sequence[str]) -> np.ndarray:
-    """``(days, N)`` booleans from the ``selected`` column (``"ABR;CAM;..."`` per day)."""
-    index = {a: i for i, a in enumerate(ABBREVIATIONS)}
-    out = np.zeros((len(selected), len(ABBREVIATIONS)), dtype=bool)
-    for day, text in enumerate(selected):
-        for name in filter(None, str(text).split(";")):
-            out[day, index[name]] = True
-    return out

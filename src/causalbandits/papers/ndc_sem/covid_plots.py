@@ -9,32 +9,28 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from causalbandits.data.italy_covid import ABBREVIATIONS, REGIONS
-from causalbandits.papers.ndc_sem.covid import POLICIES, selection_matrix
+from causalbandits.experiments.plots import save_figure
+from causalbandits.experiments.report import standard_error
 from causalbandits.papers.ndc_sem.covid_report import (
     COLORS,
+    POLICIES,
     UNIT_LABELS,
     day_rows,
     learned_start,
     policies_present,
     primary_unit,
+    selection_matrix,
 )
 
 if TYPE_CHECKING:
     from causalbandits.papers.ndc_sem.covid import CovidExperiment
 
 
-def _save(figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=150, bbox_inches="tight")
-    return path
-
-
 def plot_regions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
     """Fig. 4: regions chosen each day (featured seed), one panel per policy."""
-    from matplotlib.figure import Figure
-
     unit, seed = primary_unit(df), experiment.featured_seed
     days = day_rows(df, unit)
     policies = policies_present(df)
@@ -63,13 +59,11 @@ def plot_regions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) 
         ax.set_title(f"{policy}: regions chosen each day (seed {seed}, k = {shift})")
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     axes[-1].set_xlabel("day (1 = 31 Jul 2020)")
-    return _save(figure, out_path)
+    return save_figure(figure, out_path)
 
 
 def plot_predictions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
     """Fig. 3: true vs predicted overall daily cases on 4 validation days (final graph)."""
-    from matplotlib.figure import Figure
-
     unit, seed = primary_unit(df), experiment.featured_seed
     rows = df[(df["record"] == "prediction") & (df["unit"] == unit) & (df["seed"] == seed)]
     validation_days = sorted(rows["day"].unique())
@@ -85,13 +79,11 @@ def plot_predictions(df: pd.DataFrame, out_path: Path, experiment: CovidExperime
         ax.set_ylabel("cases / max")
         ax.legend(fontsize=7)
     axes[-1].set_xticks(position, ABBREVIATIONS, rotation=90, fontsize=7)
-    return _save(figure, out_path)
+    return save_figure(figure, out_path)
 
 
 def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
     """``eps(t)`` and ``lam(t)`` over days, mean ± se over seeds."""
-    from matplotlib.figure import Figure
-
     days = day_rows(df, primary_unit(df))
     days = days[days["policy"] == POLICIES[0]]
     figure = Figure(figsize=(11, 4), layout="constrained")
@@ -101,10 +93,10 @@ def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExp
         ("eps_all", "error of A_hat(t) on all 8 validation days"),
         ("eps_empty", "empty graph (y_hat = b), all 8 days"),
     ):
-        stats = days.groupby("day")[column].agg(["mean", "std", "count"])
-        se = stats["std"] / np.sqrt(stats["count"])
-        left.plot(stats.index, stats["mean"], label=label)
-        left.fill_between(stats.index, stats["mean"] - se, stats["mean"] + se, alpha=0.2)
+        stats = days.groupby("day")[column].agg(["mean", lambda v: standard_error(v.dropna())])
+        mean, se = stats.iloc[:, 0], stats.iloc[:, 1]
+        left.plot(stats.index, mean, label=label)
+        left.fill_between(stats.index, mean - se, mean + se, alpha=0.2)
     left.axvline(experiment.change_point, color="tab:red", ls=":", lw=1)
     left.set_xlabel("day")
     left.set_ylabel("mean absolute error (cases / max)")
@@ -116,13 +108,11 @@ def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExp
     right.set_xlabel("day")
     right.set_ylabel("log10 lambda chosen")
     right.legend(fontsize=7)
-    return _save(figure, out_path)
+    return save_figure(figure, out_path)
 
 
 def plot_cumulative_reward(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
     """Fig. 9: estimated cumulative overall reward (final graph), mean ± se over seeds."""
-    from matplotlib.figure import Figure
-
     units = list(day_rows(df)["unit"].unique())
     figure = Figure(figsize=(11, 3.8 * len(units)), layout="constrained")
     axes = np.atleast_2d(figure.subplots(len(units), 2))
@@ -132,8 +122,7 @@ def plot_cumulative_reward(df: pd.DataFrame, out_path: Path, experiment: CovidEx
             for policy in policies_present(df):
                 mine = days[(days["policy"] == policy) & (days["day"] >= start)]
                 curves = mine.pivot(index="day", columns="seed", values="reward").cumsum()
-                mean = curves.mean(axis=1)
-                se = curves.std(axis=1, ddof=1) / np.sqrt(curves.shape[1])
+                mean, se = curves.mean(axis=1), curves.apply(standard_error, axis=1)
                 ax.plot(mean.index, mean, color=COLORS[policy], label=policy)
                 ax.fill_between(mean.index, mean - se, mean + se, color=COLORS[policy], alpha=0.2)
             ax.axvline(experiment.change_point, color="tab:red", ls=":", lw=1)
@@ -141,16 +130,15 @@ def plot_cumulative_reward(df: pd.DataFrame, out_path: Path, experiment: CovidEx
             ax.set_ylabel("estimated cumulative overall reward")
             ax.set_title(f"from day {start}; {UNIT_LABELS[unit]}", fontsize=9)
             ax.legend(fontsize=8)
-    return _save(figure, out_path)
+    return save_figure(figure, out_path)
 
 
 def plot_all(df: pd.DataFrame, out_dir: Path, experiment: CovidExperiment) -> list[Path]:
-    return [
-        plot_regions(df, out_dir / "regions_selected.png", experiment),
-        plot_predictions(df, out_dir / "validation_predictions.png", experiment),
-        plot_validation_error(df, out_dir / "validation_error.png", experiment),
-        plot_cumulative_reward(df, out_dir / "cumulative_reward.png", experiment),
-    ]
-
-
-# -------------------------------------------------------------------- report
+    """The four figures: Fig. 4, Fig. 3, eps(t) and lam(t), Fig. 9."""
+    figures = {
+        "regions_selected": plot_regions,
+        "validation_predictions": plot_predictions,
+        "validation_error": plot_validation_error,
+        "cumulative_reward": plot_cumulative_reward,
+    }
+    return [plot(df, out_dir / f"{name}.png", experiment) for name, plot in figures.items()]
