@@ -38,7 +38,7 @@ from threadpoolctl import threadpool_limits
 from causalbandits.envs.delay import FeedbackDelay
 from causalbandits.envs.semibandit_instances import synthetic_instances
 from causalbandits.experiments.grid import TaskGrid
-from causalbandits.experiments.recorders import RECORDERS, default_recorders
+from causalbandits.experiments.recorders import RECORDERS, Recorder, default_recorders
 from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.papers.ndc_sem.paper import (
     ALGORITHMS,
@@ -241,6 +241,12 @@ class SyntheticExperiment(TaskGrid):
         classes = {"CUCB": CUCB, "CTS": CTS, "FTRL": FTRLHybrid, "Random": RandomSuperArm}
         return classes[algorithm](problem)
 
+    @staticmethod
+    def recorders(env: FeedbackDelay) -> list[Recorder]:
+        """Regret, optimal share, the OR counts, ``MSE(A_hat)`` and lock-ins (``ceil(D/2)``)."""
+        extra = [RECORDERS[name](env) for name in ("overlap", "graph-error", "lock-ins")]
+        return [*default_recorders(), *extra]
+
     def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
         """The rows of ``replicates`` at one grid point (one BLAS thread)."""
         delay, algorithm = int(point["delay"]), point["algorithm"]
@@ -250,8 +256,7 @@ class SyntheticExperiment(TaskGrid):
             env = self.environment(replicates, delay)
             policy = self.policy(algorithm, env, lam, xi)
             policy.reset(self.seeds(setting, replicates, self.POLICY + stable_hash(algorithm)))
-            extra = (RECORDERS[name](env) for name in ("overlap", "graph-error", "lock-ins"))
-            result = simulate(env, policy, self.checkpoints(), [*default_recorders(), *extra])
+            result = simulate(env, policy, self.checkpoints(), self.recorders(env))
         frame = results_frame(
             result,
             algorithm,
