@@ -16,7 +16,13 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from causalbandits.experiments.plots import plot_regret_curves, save_figure
-from causalbandits.experiments.report import Claim, claims_table, markdown_table, mean_pm
+from causalbandits.experiments.report import (
+    Claim,
+    claims_table,
+    frame_table,
+    markdown_table,
+    mean_pm,
+)
 from causalbandits.papers.ndc_sem.paper import ALL_ALGORITHMS, PAPER_XI, PENDING, XI_USERS
 
 if TYPE_CHECKING:
@@ -390,37 +396,24 @@ def diagnostic_lines(
     xi: dict[int, float],
 ) -> list[str]:
     """The table of :func:`diagnostics` and the delay mechanism it measures."""
-    table = diagnostics(df, experiment, algorithms)
-    periods = experiment.periods()
-    rows = []
-    for _, row in table.iterrows():
-        count, regret = row["lock_ins"], row["regret"]
-        length = row["lock_in_rounds"] / count if count > 0 else float("nan")
-        share = row["lock_in_regret"] / regret if regret > 0 else float("nan")
-        rows.append(
-            [
-                row["delay"],
-                row["algorithm"],
-                f"{row['initial_regret']:,.0f}",
-                *(f"{row[f'period_{k + 1}']:,.0f}" for k in range(len(periods))),
-                f"{count:.1f}",
-                f"{length:,.0f}",
-                f"{row['lock_in_regret']:,.0f} ({share:.0%})",
-                f"{regret:,.0f}",
-                f"{row['a_mse']:.1e}",
-            ]
-        )
-    header = [
-        "D",
-        "algorithm",
-        "initialisation",
-        *(f"period {k + 1}" for k in range(len(periods))),
-        "lock-ins",
-        "mean length",
-        "regret in lock-ins",
-        "total",
-        "MSE(A_hat) at T",
-    ]
+    t = diagnostics(df, experiment, algorithms)
+    whole, one = "{:,.0f}".format, "{:.1f}".format
+    share = (t["lock_in_regret"] / t["regret"].where(t["regret"] > 0)).map("{:.0%}".format)
+    view = pd.DataFrame(
+        {
+            "D": t["delay"],
+            "algorithm": t["algorithm"],
+            "initialisation": t["initial_regret"].map(whole),
+            **{c.replace("_", " "): t[c].map(whole) for c in t if c.startswith("period_")},
+            "lock-ins": t["lock_ins"].map(one),
+            "mean length": (t["lock_in_rounds"] / t["lock_ins"].where(t["lock_ins"] > 0)).map(
+                whole
+            ),
+            "regret in lock-ins": t["lock_in_regret"].map(whole) + " (" + share + ")",
+            "total": t["regret"].map(whole),
+            "MSE(A_hat) at T": t["a_mse"].map("{:.1e}".format),
+        }
+    )
     ages = [
         [d, f"{v:g}", f"{reexploration_age(experiment.gamma, v, experiment.budget, d):,.0f}"]
         for d, v in xi.items()
@@ -432,7 +425,7 @@ def diagnostic_lines(
         "runs of at least D/2 consecutive rounds playing one base arm outside x*_t; their "
         "count, mean length and the regret of the rounds inside them.",
         "",
-        markdown_table(header, rows),
+        frame_table(view),
         "",
         MECHANISM
         + f" Memory of the discounted means: 1/(1 - gamma) = {1 / (1 - experiment.gamma):.0f} "
@@ -441,16 +434,19 @@ def diagnostic_lines(
         markdown_table(["D", "xi", "re-exploration age (rounds)"], ages),
     ]
     if {"NDC-SEM", "SEM-UCB"} <= set(algorithms):
-        means = table.set_index(["delay", "algorithm"])
+        means = t.set_index(["delay", "algorithm"])
         gap = means.xs("NDC-SEM", level="algorithm") - means.xs("SEM-UCB", level="algorithm")
-        rows = [
-            [
-                d,
-                *(f"{v:+,.0f}" for v in (g.regret, g.initial_regret, g.lock_in_regret)),
-                f"{g.regret - g.initial_regret - g.lock_in_regret:+,.0f}",
-            ]
-            for d, g in gap.iterrows()
-        ]
-        header = ["D", "total", "first N + D rounds", "inside lock-ins", "elsewhere"]
-        lines += ["", "NDC-SEM minus SEM-UCB (mean regret):", "", markdown_table(header, rows)]
+        signed = "{:+,.0f}".format
+        view = pd.DataFrame(
+            {
+                "D": gap.index,
+                "total": gap["regret"].map(signed),
+                "first N + D rounds": gap["initial_regret"].map(signed),
+                "inside lock-ins": gap["lock_in_regret"].map(signed),
+                "elsewhere": (gap["regret"] - gap["initial_regret"] - gap["lock_in_regret"]).map(
+                    signed
+                ),
+            }
+        )
+        lines += ["", "NDC-SEM minus SEM-UCB (mean regret):", "", frame_table(view)]
     return lines
