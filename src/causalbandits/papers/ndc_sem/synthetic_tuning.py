@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -227,11 +227,9 @@ class TunedXi(SyntheticExperiment):
     """The synthetic experiment with ``xi`` chosen by ``tuning`` (run first, into
     ``out_dir/xi-tuning``); the report shows the ``xi`` used."""
 
-    tuning: XiTuning | None = None
+    tuning: XiTuning = field(kw_only=True)
 
     def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
-        if self.tuning is None:
-            raise ValueError("TunedXi needs its xi tuning experiment")
         tuned = choose_xi(xi_runs(self.tuning.run(Path(out_dir) / "xi-tuning", **options)))
         return super(TunedXi, dataclasses.replace(self, xi=tuned)).run(out_dir, **options)
 
