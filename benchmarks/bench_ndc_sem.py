@@ -28,11 +28,8 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from causalbandits.papers.ndc_sem.synthetic import (
-    ALGORITHMS,
-    SyntheticExperiment,
-    simulate_semibandit,
-)
+from causalbandits.experiments.simulate import simulate
+from causalbandits.papers.ndc_sem.synthetic import ALGORITHMS, SyntheticExperiment
 from causalbandits.random import stable_hash
 
 SWEEP_TARGET_SECONDS = 120
@@ -45,7 +42,7 @@ def ms_per_round(algorithm: str, replicates: int, rounds: int, repeats: int = 2)
     best = np.inf
     for repeat in range(repeats):
         env = experiment.environment(range(replicates), DELAY)
-        policy = experiment.policy(algorithm, env, DELAY)
+        policy = experiment.policy(algorithm, env, experiment.lam, experiment.xi[DELAY])
         policy.reset(
             [
                 np.random.SeedSequence(repeat, spawn_key=(stable_hash(algorithm), r))
@@ -53,7 +50,7 @@ def ms_per_round(algorithm: str, replicates: int, rounds: int, repeats: int = 2)
             ]
         )
         start = time.perf_counter()
-        simulate_semibandit(env, policy, np.array([rounds]), lock_in=DELAY)
+        simulate(env, policy, np.array([rounds]), experiment.recorders(env))
         best = min(best, (time.perf_counter() - start) / rounds * 1e3)
     return best
 

@@ -10,17 +10,23 @@ import pytest
 
 from causalbandits.envs import FeedbackDelay, ndc_synthetic_env
 from causalbandits.envs.semibandit_instances import SemiBanditInstances, synthetic_instances
+from causalbandits.experiments.recorders import RECORDERS, LockIns, default_recorders
 from causalbandits.experiments.simulate import simulate
-from causalbandits.papers.ndc_sem.synthetic import (
-    ALL_ALGORITHMS,
-    TUNING_SEED,
-    SyntheticExperiment,
-    Task,
-    simulate_semibandit,
-    synthetic,
-)
+from causalbandits.papers.catalogue import EXPERIMENTS
+from causalbandits.papers.ndc_sem.paper import ALL_ALGORITHMS, PENDING, TUNING_SEED
+from causalbandits.papers.ndc_sem.synthetic import SyntheticExperiment, synthetic
 from causalbandits.papers.ndc_sem.synthetic_report import optimality_ratio
-from causalbandits.papers.ndc_sem.synthetic_tuning import choose_lambda, choose_xi, tune_xi
+from causalbandits.papers.ndc_sem.synthetic_tuning import (
+    XiTuning,
+    choose_lambda,
+    choose_xi,
+    lambda_report,
+    lambda_runs,
+    lambda_tuning,
+    pending_counts,
+    xi_runs,
+    xi_tuning,
+)
 from causalbandits.policies import Oracle
 from causalbandits.random import replicate_seeds
 
@@ -139,7 +145,8 @@ def test_optimality_ratio_and_lock_ins_match_brute_force_counts() -> None:
     outside = np.flatnonzero(~env.optimal_actions[0, 0])[0]  # an arm outside x* in period 1
     actions[:15, 0] = False
     actions[:15, 0, outside] = True  # held for 15 rounds (>= 6): one lock-in of length >= 15
-    record = simulate_semibandit(env, _Scripted(actions), experiment.checkpoints(), lock_in=6)
+    recorders = [*default_recorders(), RECORDERS["overlap"](env), LockIns(6)]
+    record = simulate(env, _Scripted(actions), experiment.checkpoints(), recorders)
     rounds = record.pop("t")
     df = pd.DataFrame(
         {
@@ -220,7 +227,8 @@ def test_results_do_not_depend_on_workers_or_chunks(tmp_path) -> None:
     one = experiment.run(tmp_path / "one", jobs=1, progress=False)
     two = experiment.run(tmp_path / "two", jobs=2, progress=False)
     pd.testing.assert_frame_equal(one, two)
-    chunked = dataclasses.replace(experiment, chunk_size=1).run_task(Task(5, "NDC-SEM", 2, 2, 3))
+    point = {"delay": 5, "algorithm": "NDC-SEM"}
+    chunked = dataclasses.replace(experiment, chunk_size=1).run_chunk(point, 0, range(2, 3))
     last = one[(one["algorithm"] == "NDC-SEM") & (one["replicate"] == 2)]
     np.testing.assert_allclose(chunked["cum_regret"].to_numpy(), last["cum_regret"].to_numpy())
 
@@ -232,7 +240,11 @@ def test_quick_preset_and_replicates() -> None:
     full = synthetic()
     assert (full.horizon, full.delays, full.replicates) == (5000, (50, 200, 400), 20)
     assert full.with_replicates(3).replicates == 3
-    assert full.fingerprint() != full.with_replicates(3).fingerprint()
+    assert full.config() != full.with_replicates(3).config()
+    # the published seed keys: SeedSequence(seed, (stream, replicate)) at every setting
+    for setting in (0, 5):
+        (key,) = full.seeds(setting, [3], full.NOISE)
+        assert (key.entropy, key.spawn_key) == (2023, (1, 3))
 
 
 @pytest.mark.parametrize(
@@ -278,15 +290,48 @@ def test_choose_xi_picks_the_lowest_mean_regret_per_delay_and_the_smaller_on_tie
     assert choose_xi(tuning) == {50: 1e-6, 200: 0.0}
 
 
-def test_tune_xi_gives_the_regret_of_a_direct_run_on_the_tuning_seed(tmp_path):
-    base = dataclasses.replace(
-        synthetic(quick=True), delays=(10,), xi={10: 1e-10}, horizon=200, change_points=(100,)
-    )
-    tuning = tune_xi(tmp_path / "tuning", grid=(0.0, 0.1), replicates=2, base=base)
+def _tiny(**changes: object) -> dict:
+    return {"delays": (10,), "xi": {10: 1e-10}, "horizon": 200, "change_points": (100,), **changes}
+
+
+def test_xi_tuning_gives_the_regret_of_a_direct_run_on_the_tuning_seed(tmp_path):
+    tuning = dataclasses.replace(xi_tuning(True), xi_grid=(0.0, 0.1), **_tiny())
+    assert isinstance(tuning, XiTuning) and tuning.seed == TUNING_SEED
+    finals = xi_runs(tuning.run(tmp_path / "tuning", progress=False))
     direct = dataclasses.replace(
-        base, xi={10: 0.1}, seed=TUNING_SEED, algorithms=("NDC-SEM",), replicates=2
-    ).run(tmp_path / "direct", progress=False)
+        synthetic(quick=True), **_tiny(xi={10: 0.1}), seed=TUNING_SEED, algorithms=("NDC-SEM",)
+    )
+    direct = direct.with_replicates(2).run(tmp_path / "direct", progress=False)
     expected = direct[direct["t"] == 200].sort_values("replicate")["cum_regret"].to_numpy()
-    got = tuning[tuning["xi"] == 0.1].sort_values("replicate")["final_regret"].to_numpy()
+    got = finals[finals["xi"] == 0.1].sort_values("replicate")["final_regret"].to_numpy()
     np.testing.assert_array_equal(got, expected)
-    assert not np.array_equal(got, tuning[tuning["xi"] == 0.0]["final_regret"].to_numpy())
+    assert not np.array_equal(got, finals[finals["xi"] == 0.0]["final_regret"].to_numpy())
+    assert "Lowest mean regret" in tuning.report(finals.assign(t=200, cum_regret=0.0))
+
+
+def test_tuned_xi_runs_the_tuning_then_evaluates_with_its_choice(tmp_path):
+    experiment = pending_counts(True)
+    tuning = dataclasses.replace(experiment.tuning, xi_grid=(0.0, 0.1), **_tiny())
+    experiment = dataclasses.replace(experiment, tuning=tuning, replicates=2, **_tiny())
+    df = experiment.run(tmp_path / "run", progress=False)
+    chosen = choose_xi(xi_runs(tuning.run(tmp_path / "run" / "xi-tuning", progress=False)))
+    assert set(df["algorithm"]) == {PENDING, "SEM-UCB"}
+    assert df.loc[df["algorithm"] == PENDING, "xi"].unique().tolist() == [chosen[10]]
+    assert f"D = 10: {chosen[10]:g}" in experiment.report(df)
+
+
+def test_lambda_tuning_reports_its_choice_and_the_flatness_check(tmp_path):
+    tuning = dataclasses.replace(lambda_tuning(True), lam_grid=(1e-2, 1e3), **_tiny())
+    runs = lambda_runs(tuning.run(tmp_path / "run", progress=False))
+    assert set(runs["lam"]) == {1e-2, 1e3} and len(runs) == 4
+    report = lambda_report(runs)
+    assert f"**lambda = {choose_lambda(runs):g}**" in report and "flat for lambda" in report
+
+
+def test_every_synthetic_entry_is_in_the_catalogue() -> None:
+    names = [n for n in EXPERIMENTS if n.startswith("ndc-sem-synthetic")]
+    assert len(names) == 8
+    for name in names:
+        experiment = EXPERIMENTS[name](True)
+        assert experiment.name.startswith("ndc-sem-synthetic-quick")
+        assert experiment.with_replicates(2).replicates == 2

@@ -8,7 +8,14 @@ import pytest
 from causalbandits.envs import FeedbackDelay, SemiBanditEnv, ndc_synthetic_env
 from causalbandits.experiments.simulate import simulate
 from causalbandits.policies import CTS, CUCB, NDCSEM, SEMUCB, FTRLHybrid, RandomSuperArm
-from causalbandits.policies.ndc_sem import initialisation_matrix, total_effect_weights
+from causalbandits.policies.ndc_sem import (
+    SEM_UCB_INDEX,
+    DiscountedIndex,
+    LassoGraph,
+    SEMSemiBandit,
+    initialisation_matrix,
+    total_effect_weights,
+)
 from causalbandits.policies.semibandit import collect_arrivals
 from causalbandits.random import replicate_seeds
 
@@ -81,7 +88,7 @@ def test_ndc_sem_waits_for_its_initial_feedback_when_the_delay_is_long() -> None
     )
     policy = NDCSEM(env.problem)
     assert policy.initial_rounds == 10 + 25 and policy.xi == 0.1
-    assert NDCSEM(FeedbackDelay(env.env, 200).problem).xi == 1e-6  # Table I
+    assert NDCSEM(FeedbackDelay(env.env, 200).problem).xi == 0.1  # xi is explicit, not by D
     assert SEMUCB(env.problem).initial_rounds == 10
 
 
@@ -109,3 +116,27 @@ def test_counting_plays_in_flight_changes_nothing_without_delay(delay: int) -> N
     assert policy.arms.count_pending
     same = np.array_equal(plain["cum_regret"], pending["cum_regret"])
     assert same == (delay == 0)
+
+
+def test_the_presets_are_compositions_of_one_policy() -> None:
+    """NDCSEM and SEMUCB are SEMSemiBandit with their index and graph learner."""
+    env = FeedbackDelay(
+        ndc_synthetic_env(np.random.default_rng(3), horizon=200, change_points=(100,)), 15
+    )
+    graph = LassoGraph(lam=1e-2, sweeps=5)
+    pairs = [
+        (
+            NDCSEM(env.problem, xi=1e-3),
+            SEMSemiBandit(env.problem, DiscountedIndex(0.985, 1e-3), graph),
+        ),
+        (SEMUCB(env.problem), SEMSemiBandit(env.problem, SEM_UCB_INDEX, graph, "z", False)),
+    ]
+    for preset, composed in pairs:
+        runs = []
+        for policy in (preset, composed):
+            env.reset(replicate_seeds(0, 0, range(2), 0))
+            policy.reset(replicate_seeds(0, 0, range(2), 1))
+            runs.append(simulate(env, policy, 10)["cum_regret"])
+        np.testing.assert_array_equal(*runs)
+    with pytest.raises(ValueError, match="gamma"):
+        DiscountedIndex(1.5, 0.1)

@@ -1,22 +1,28 @@
-"""NDC-SEM (Ghoorchian & Maghsudi, arXiv 2307.09093, Algorithm 1) and SEM-UCB.
+"""NDC-SEM (Ghoorchian & Maghsudi, arXiv 2307.09093, Algorithm 1) and SEM-UCB, by composition.
 
-Each round NDC-SEM fits the graph ``A_hat`` by the non-negative lasso of eq. 9 on the
-feedback received so far (sufficient statistics, warm starts), computes the discounted,
-delay-aware UCB indices ``E`` of eq. 10-11, and plays the top-``s`` base arms of
-``w_hat * E`` with ``w_hat = (I - A_hat)^{-T} 1`` (the exact oracle of eq. 12). The first
-``N`` rounds play the columns of the initialisation matrix ``H`` (Algorithm 1, lines 1-4);
-while the feedback of those rounds is still in flight (``D >= N``) it keeps cycling through
-``H`` (spec §3.5: until round ``N + D``, with ``D`` the delay bound the problem states).
+:class:`SEMSemiBandit` is Algorithm 1's skeleton: each round it fits the graph ``A_hat`` with
+its graph learner (eq. 9), computes the UCB indices ``E`` of its index (eq. 10-11) and plays
+the top-``s`` base arms of ``w_hat * E`` with ``w_hat = (I - A_hat)^{-T} 1`` (the exact oracle
+of eq. 12). The first ``N`` rounds play the columns of the initialisation matrix ``H``
+(Algorithm 1, lines 1-4); with ``wait_for_initial_feedback`` it keeps cycling through ``H``
+while their feedback is in flight (spec §3.5: until round ``N + D``, with ``D`` the delay
+bound the problem states).
 
-SEM-UCB (Nourani-Koliji et al., IJCAI 2022; spec §4) is the stationary, delay-agnostic
-predecessor: the same ``H`` start and graph learner, undiscounted sample means and the index
-``beta_hat + sqrt((s + 1) ln t / m_i)``, i.e. eq. 11 with ``gamma = 1`` and ``xi = 1/4``;
-after ``H`` it does not wait for the delayed feedback (unobserved arms have index ``+inf``).
+The index is :class:`DiscountedIndex` (eq. 10-11: discounted means and counts with factor
+``gamma``, exploration constant ``xi``); the graph learner is :class:`LassoGraph` (a fixed
+penalty) or :class:`~causalbandits.policies.ndc_sem_validated.ValidatedGraph` (penalty tuned
+online). The public policies are presets: :class:`NDCSEM` (discounted index, fixed-penalty
+lasso) and :class:`SEMUCB` (Nourani-Koliji et al., IJCAI 2022; spec §4), the stationary,
+delay-agnostic predecessor: undiscounted sample means and the index ``beta_hat + sqrt((s +
+1) ln t / m_i)``, i.e. eq. 11 with ``gamma = 1`` and ``xi = 1/4``, which does not wait for
+the delayed feedback of ``H`` (unobserved arms have index ``+inf``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -26,10 +32,8 @@ from causalbandits.estimators.topk import top_s_mask
 from causalbandits.policies.semibandit import collect_arrivals
 from causalbandits.random import uniform_stream
 
-#: Table I of the paper: the exploration constant ``xi`` per delay of the synthetic runs.
-TABLE_I_XI = {50: 1e-10, 200: 1e-6, 400: 1e-18}
-#: Table I, Covid-19 run (and our default for other delays: it satisfies Theorem 1's
-#: condition ``xi > 1 / (2 (s + 1))`` for ``s >= 4``).
+#: Table I's Covid-19 value, our default ``xi``: it satisfies Theorem 1's condition
+#: ``xi > 1 / (2 (s + 1))`` for ``s >= 4`` (the synthetic runs pass Table I's ``xi`` per delay).
 DEFAULT_XI = 0.1
 
 
@@ -63,74 +67,134 @@ def total_effect_weights(adjacency: np.ndarray) -> np.ndarray:
         )
 
 
-def _constant(value: float | np.ndarray) -> float | np.ndarray:
+def _constant(value: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
     """A scalar constant as ``float``, a per-replicate one as a float array."""
     return float(value) if np.ndim(value) == 0 else np.asarray(value, dtype=float)
 
 
-class NDCSEM:
-    """NDC-SEM (Algorithm 1) on ``R`` replicates.
+@dataclass(frozen=True)
+class DiscountedIndex:
+    """The UCB index of eq. 10-11 (:class:`~causalbandits.estimators.discounted.
+    DiscountedArmStatistics`): discount ``gamma`` and exploration constant ``xi``, each a
+    scalar or one value per replicate ``(R,)`` (e.g. a tuning grid run as replicates).
+    ``gamma = 1, xi = 1/4`` is SEM-UCB's undiscounted index. ``count_pending`` (not in the
+    paper, off by default): the padding also counts the plays whose feedback is in flight."""
+
+    gamma: float | np.ndarray
+    xi: float | np.ndarray
+    count_pending: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gamma", _constant(self.gamma))
+        object.__setattr__(self, "xi", _constant(self.xi))
+        # fail at construction, not at reset, on bad constants (reset checks R = len(seeds))
+        sizes = [np.size(v) for v in (self.gamma, self.xi) if np.ndim(v)]
+        DiscountedArmStatistics(max(sizes, default=1), 1, self.gamma, self.xi, 1)
+
+    def statistics(self, replicates: int, n_arms: int, budget: int) -> DiscountedArmStatistics:
+        """Fresh arm statistics of ``replicates`` replicates."""
+        return DiscountedArmStatistics(
+            replicates, n_arms, self.gamma, self.xi, budget, 1.0, self.count_pending
+        )
+
+
+#: SEM-UCB's index: undiscounted means, ``sqrt((s + 1) ln t / m_i)`` padding.
+SEM_UCB_INDEX = DiscountedIndex(1.0, 0.25)
+
+
+class GraphLearner(Protocol):
+    """What :class:`SEMSemiBandit` needs of a graph learner specification."""
+
+    def learner(self, replicates: int, n_arms: int, structure: str) -> Any:
+        """A fresh learner with ``fit() -> A_hat (R, N, N)``."""
+
+    def feed(
+        self,
+        learner: Any,
+        rounds: np.ndarray,
+        received: np.ndarray,
+        y: np.ndarray,
+        exogenous: np.ndarray,
+    ) -> None:
+        """Give ``learner`` the arrived rounds ``(y, z or b)``."""
+
+
+@dataclass(frozen=True)
+class LassoGraph:
+    """The non-negative lasso of eq. 9 with a fixed penalty ``lam`` (the paper grid-searches
+    ``[1e-5, 1e6]``), ``sweeps`` coordinate-descent sweeps per round warm-started from the
+    previous round's ``A_hat``: the iterate follows the slowly changing solution of eq. 9
+    (one solve to ``tol = 1e-10`` every round would cost 100 x more on collinear data)."""
+
+    lam: float = 1e-2
+    sweeps: int = 5
+
+    def __post_init__(self) -> None:
+        if self.lam < 0:
+            raise ValueError(f"lam must be >= 0, got {self.lam}")
+        if self.sweeps < 1:
+            raise ValueError(f"lasso_sweeps must be >= 1, got {self.sweeps}")
+
+    def learner(self, replicates: int, n_arms: int, structure: str) -> SEMLasso:
+        return SEMLasso(replicates, n_arms, float(self.lam), structure, 1e-8, int(self.sweeps))
+
+    def feed(
+        self,
+        learner: SEMLasso,
+        rounds: np.ndarray,
+        received: np.ndarray,
+        y: np.ndarray,
+        exogenous: np.ndarray,
+    ) -> None:
+        learner.add(y, exogenous, received)
+
+
+class SEMSemiBandit:
+    """Algorithm 1 on ``R`` replicates with a pluggable ``index`` and ``graph`` learner.
 
     Parameters
     ----------
     problem: ``n_arms``, ``budget`` (``s``), ``upper_triangular`` (known order: DAG lasso;
         otherwise cycles are allowed, as in the Covid experiment) and ``delay`` (``D``).
-    gamma: discount factor (Table I: 0.985 synthetic, 0.85 Covid); a scalar or one value per
-        replicate ``(R,)`` (e.g. a tuning grid run as replicates).
-    xi: exploration constant of eq. 11 (scalar or ``(R,)``); ``None``: Table I's value for
-        the problem's delay, else :data:`DEFAULT_XI`.
-    lam: lasso penalty of eq. 9 (the paper grid-searches ``[1e-5, 1e6]``; the data of the
-        synthetic SEM are noise-free, so any small value recovers ``A``).
+    index: the UCB index of eq. 10-11 (:class:`DiscountedIndex`).
+    graph: the graph learner of eq. 9 (:class:`LassoGraph` or a validated one).
     graph_input: the exogenous input the graph learner regresses on: ``"z"`` (eq. 8) or
         ``"b"`` (the full reward vector, which the Covid data reveal; spec §5.2).
     wait_for_initial_feedback: cycle through ``H`` until its feedback has arrived (§3.5).
-    lasso_sweeps: coordinate-descent sweeps per round, warm-started from the previous
-        round's ``A_hat``; the iterate follows the slowly changing solution of eq. 9 (one
-        solve to ``tol = 1e-10`` every round would cost 100 x more on collinear data).
-    count_pending: not in the paper: the padding of eq. 11 also counts the plays whose
-        feedback is in flight (:mod:`~causalbandits.estimators.discounted`); off by default.
     """
 
     def __init__(
         self,
         problem: object,
-        gamma: float | np.ndarray = 0.985,
-        xi: float | np.ndarray | None = None,
-        lam: float = 1e-2,
+        index: DiscountedIndex,
+        graph: GraphLearner,
         graph_input: str = "z",
         wait_for_initial_feedback: bool = True,
-        lasso_sweeps: int = 5,
-        count_pending: bool = False,
     ) -> None:
         self.n_arms, self.budget = int(problem.n_arms), int(problem.budget)
         if not 1 <= self.budget <= self.n_arms:
             raise ValueError(f"budget must lie in 1..{self.n_arms}, got {self.budget}")
         if graph_input not in ("z", "b"):
             raise ValueError(f"graph_input must be 'z' or 'b', got {graph_input!r}")
-        if lam < 0:
-            raise ValueError(f"lam must be >= 0, got {lam}")
-        if lasso_sweeps < 1:
-            raise ValueError(f"lasso_sweeps must be >= 1, got {lasso_sweeps}")
-        self.lasso_sweeps = int(lasso_sweeps)
-        self.count_pending = bool(count_pending)
-        delay = int(getattr(problem, "delay", 0))
-        self.gamma = _constant(gamma)
-        self.xi = TABLE_I_XI.get(delay, DEFAULT_XI) if xi is None else _constant(xi)
-        self.lam = float(lam)
-        self.graph_input = graph_input
+        self.index, self.graph, self.graph_input = index, graph, graph_input
         self.structure = "dag" if getattr(problem, "upper_triangular", True) else "cyclic"
+        delay = int(getattr(problem, "delay", 0))
         self.initial_rounds = self.n_arms + (delay if wait_for_initial_feedback else 0)
+
+    @property
+    def gamma(self) -> float | np.ndarray:
+        return self.index.gamma
+
+    @property
+    def xi(self) -> float | np.ndarray:
+        return self.index.xi
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         replicates = len(seeds)
         rngs = [np.random.default_rng(s.spawn(1)[0]) for s in seeds]
         self.h = np.stack([initialisation_matrix(self.n_arms, self.budget, g) for g in rngs])
-        self.arms = DiscountedArmStatistics(
-            replicates, self.n_arms, self.gamma, self.xi, self.budget, 1.0, self.count_pending
-        )
-        self.lasso = SEMLasso(
-            replicates, self.n_arms, self.lam, self.structure, 1e-8, self.lasso_sweeps
-        )
+        self.arms = self.index.statistics(replicates, self.n_arms, self.budget)
+        self.lasso = self.graph.learner(replicates, self.n_arms, self.structure)
         self.uniforms = uniform_stream(seeds, (self.n_arms,))
         self.t = 0
 
@@ -150,13 +214,7 @@ class NDCSEM:
         exogenous = arrived.z if self.graph_input == "z" else arrived.b
         if exogenous is None:
             raise ValueError("graph_input='b' needs feedback that reveals b")
-        self._learn_graph(arrived.rounds, received, arrived.y, exogenous)
-
-    def _learn_graph(
-        self, rounds: np.ndarray, received: np.ndarray, y: np.ndarray, exogenous: np.ndarray
-    ) -> None:
-        """Give the graph learner of eq. 9 the arrived rounds ``(y, z or b)``."""
-        self.lasso.add(y, exogenous, received)
+        self.graph.feed(self.lasso, arrived.rounds, received, arrived.y, exogenous)
 
     @property
     def adjacency(self) -> np.ndarray:
@@ -164,19 +222,37 @@ class NDCSEM:
         return self.lasso.fit()
 
 
-class SEMUCB(NDCSEM):
-    """SEM-UCB: NDC-SEM without discounting (``gamma = 1``), with the LLR-style index
-    ``beta_hat + sqrt((s + 1) ln t / m_i)`` (``xi = 1/4``) and no wait for delayed feedback."""
+class NDCSEM(SEMSemiBandit):
+    """NDC-SEM (Algorithm 1): :class:`DiscountedIndex` ``(gamma, xi, count_pending)`` and
+    :class:`LassoGraph` ``(lam, lasso_sweeps)``; ``gamma`` (Table I: 0.985 synthetic, 0.85
+    Covid) and ``xi`` are scalars or one value per replicate. The other options are those
+    of :class:`SEMSemiBandit`."""
+
+    def __init__(
+        self,
+        problem: object,
+        gamma: float | np.ndarray = 0.985,
+        xi: float | np.ndarray = DEFAULT_XI,
+        lam: float = 1e-2,
+        graph_input: str = "z",
+        wait_for_initial_feedback: bool = True,
+        lasso_sweeps: int = 5,
+        count_pending: bool = False,
+    ) -> None:
+        super().__init__(
+            problem,
+            DiscountedIndex(gamma, xi, count_pending),
+            LassoGraph(lam, lasso_sweeps),
+            graph_input,
+            wait_for_initial_feedback,
+        )
+
+
+class SEMUCB(SEMSemiBandit):
+    """SEM-UCB: :data:`SEM_UCB_INDEX` (no discounting, ``xi = 1/4``), :class:`LassoGraph`,
+    no wait for delayed feedback."""
 
     def __init__(
         self, problem: object, lam: float = 1e-2, graph_input: str = "z", lasso_sweeps: int = 5
     ) -> None:
-        super().__init__(
-            problem,
-            gamma=1.0,
-            xi=0.25,
-            lam=lam,
-            graph_input=graph_input,
-            wait_for_initial_feedback=False,
-            lasso_sweeps=lasso_sweeps,
-        )
+        super().__init__(problem, SEM_UCB_INDEX, LassoGraph(lam, lasso_sweeps), graph_input, False)

@@ -9,38 +9,27 @@ optimality ratio of NDC-SEM and SEM-UCB per stationary period (App. VII-C2)
 
 NDC-SEM uses Table I (``gamma = 0.985``; ``xi`` = 1e-10, 1e-6, 1e-18 for D = 50, 200, 400).
 The paper tunes the lasso penalty ``lambda`` of eq. 9 "by grid search over [1e-5, 1e6]"
-without the grid, criterion or value; :mod:`~causalbandits.papers.ndc_sem.synthetic_tuning` runs the
-decade grid on instances and seeds disjoint from the reported ones (root seed
+without the grid, criterion or value; :mod:`~causalbandits.papers.ndc_sem.synthetic_tuning`
+runs the decade grid on instances and seeds disjoint from the reported ones (root seed
 :data:`TUNING_SEED`) and :data:`LAMBDA` records its choice (SEM-UCB shares the graph learner
-and the value). Summaries, figures and the report:
-:mod:`~causalbandits.papers.ndc_sem.synthetic_report`.
+and the value). The report: :mod:`~causalbandits.papers.ndc_sem.synthetic_report`.
 
 Instances (spec §5.1 leaves the graph and ``beta`` to a fixed-seed synthesis): by default
-every replicate draws its own instance (graph and ``beta`` schedule) with the §5.1 generator,
-so the averages describe the generator rather than one lucky or unlucky draw;
+every replicate draws its own instance (graph and ``beta`` schedule) with the §5.1 generator;
 ``instances="fixed"`` shares instance 0 across replicates (the paper's single Fig. 5
-schedule). Randomness is keyed by replicate: instance ``SeedSequence(seed, (INSTANCE, r))``
-(``r = 0`` for all when fixed), rewards ``(NOISE, r)`` -- the same for every algorithm and
-every delay (common random numbers) -- and each policy's own stream ``(POLICY + hash(label),
-r)``. Tasks are (delay, algorithm, chunk of replicates); the split depends on the
-configuration only, so the numbers do not depend on the number of workers or the backend.
-
-The long results table has one row per (delay, algorithm, replicate, checkpoint) with the
-cumulative pseudo-regret, the cumulative counts behind OR (``matched``, ``optimal_arms``),
-``MSE(A_hat)`` of the graph learners, and a delay diagnostic: ``lock_ins``, the number of
-finished runs of at least ``D / 2`` (:func:`lock_in_length`) consecutive rounds in which the
-policy kept one base arm that is not in ``x*_t``, ``lock_in_rounds`` (their total length)
-and ``lock_in_regret`` (the regret of the rounds inside them).
+schedule). The experiment is a :class:`~causalbandits.experiments.grid.TaskGrid` over
+(delay, algorithm[, lam][, xi]) whose chunks run the one round loop with the recorders of
+regret, optimal share, super-arm overlap (OR), ``MSE(A_hat)`` and lock-ins (runs of at least
+``ceil(D / 2)`` rounds on one base arm outside ``x*_t``). Seeds keep this experiment's
+published key layout (:meth:`SyntheticExperiment.seeds`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -48,50 +37,40 @@ from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.delay import FeedbackDelay
 from causalbandits.envs.semibandit_instances import synthetic_instances
-from causalbandits.experiments.runner import config_fingerprint, run_header, run_tasks
+from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.recorders import RECORDERS, Recorder, default_recorders
+from causalbandits.experiments.simulate import results_frame, simulate
+from causalbandits.papers.ndc_sem.paper import (
+    ALGORITHMS,
+    ALL_ALGORITHMS,
+    EVALUATION_SEED,
+    GRAPH_LEARNERS,
+    LAMBDA,
+    PAPER_ARMS,
+    PAPER_BUDGET,
+    PAPER_CHANGE_POINTS,
+    PAPER_DELAYS,
+    PAPER_GAMMA,
+    PAPER_HORIZON,
+    PAPER_REPLICATES,
+    PAPER_XI,
+    PENDING,
+    XI_USERS,
+)
+from causalbandits.papers.ndc_sem.synthetic_report import build_report, plot_all
 from causalbandits.policies.ftrl import FTRLHybrid
-from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB, TABLE_I_XI
+from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
 from causalbandits.policies.oracle import Oracle
 from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
 from causalbandits.random import stable_hash
 
-#: The paper's synthetic setup (Sec. V-A).
-PAPER_ARMS = 10
-PAPER_BUDGET = 4
-PAPER_HORIZON = 5000
-PAPER_CHANGE_POINTS = (1000, 2500, 4000)
-#: The paper's algorithms (Fig. 2), in the order of tables and legends.
-ALGORITHMS = ("NDC-SEM", "SEM-UCB", "CUCB", "CTS", "FTRL", "Random")
-#: ``"Oracle"`` plays ``x*_t`` (zero regret, OR = 1): a check of the metric pipeline.
-#: Not in the paper: NDC-SEM whose padding also counts the plays in flight (``count_pending``).
-PENDING = "NDC-SEM (pending)"
-ALL_ALGORITHMS = (*ALGORITHMS, PENDING, "Oracle")
 INSTANCE_MODES = ("per-replicate", "fixed")
-
-PAPER_DELAYS = (50, 200, 400)
-PAPER_GAMMA = 0.985
-PAPER_REPLICATES = 20
-#: The paper's lambda grid: decades 1e-5 ... 1e6 (spec §3.1, resolution 2).
-LAMBDA_GRID = tuple(10.0 ** np.arange(-5, 7))
-#: The chosen lambda: lowest time-averaged MSE(A_hat) of NDC-SEM over LAMBDA_GRID, on 10
-#: tuning instances and seeds per delay (root seed TUNING_SEED, disjoint from the reported
-#: runs; docs/results/ndc-sem-synthetic/lambda_tuning.csv). Final regret is flat within its
-#: standard error for lambda <= 0.1 and grows from lambda = 10 on (A_hat shrinks to 0).
-LAMBDA = 1e-2
-EVALUATION_SEED = 2023
-TUNING_SEED = 7
 
 #: The quick preset: a fifth of the paper's horizon and delays, Table I's xi by position.
 QUICK_HORIZON = 1000
 QUICK_CHANGE_POINTS = (200, 500, 800)
 QUICK_DELAYS = (10, 40, 80)
 QUICK_REPLICATES = 4
-
-# Stream identifiers (first element of the spawn key; the replicate is the second).
-INSTANCE_STREAM = 0
-NOISE_STREAM = 1
-POLICY_STREAM = 2
-
 
 KEY_COLUMNS = ("experiment", "instances", "delay", "algorithm", "lam", "xi", "replicate", "t")
 VALUE_COLUMNS = (
@@ -107,39 +86,8 @@ VALUE_COLUMNS = (
 
 
 @dataclass(frozen=True)
-class Task:
-    """Replicates ``start..stop-1`` of one (delay, algorithm)."""
-
-    delay: int
-    algorithm: str
-    chunk: int
-    start: int
-    stop: int
-
-    @property
-    def id(self) -> str:
-        return f"d{self.delay:04d}-{slug(self.algorithm)}-c{self.chunk:04d}"
-
-
-def slug(name: str) -> str:
-    """``name`` for file names: lower case, runs of other characters as one ``-``."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-
-
-def lock_in_length(delay: int) -> int:
-    """Shortest run that counts as a lock-in under delay ``D``: ``ceil(D / 2)`` rounds (an arm
-    held for a time comparable to the delay; the run of an arm pulled by a growing bonus
-    lasts about ``D + 1`` rounds, shorter when a change point ends it); 0 (off) for ``D = 0``."""
-    return -(-int(delay) // 2)
-
-
-def _seeds(root: int, stream: int, replicates: Sequence[int]) -> list[np.random.SeedSequence]:
-    return [np.random.SeedSequence(root, spawn_key=(stream, int(r))) for r in replicates]
-
-
-@dataclass(frozen=True)
-class SyntheticExperiment:
-    """The synthetic experiment as a run-based paper experiment (``run``, ``plot``, ``report``).
+class SyntheticExperiment(TaskGrid):
+    """The synthetic experiment: a grid of (delay, algorithm) times chunks of replicates.
 
     Parameters
     ----------
@@ -152,13 +100,15 @@ class SyntheticExperiment:
     n_redraw: arms whose means are redrawn at each change point (``None``: ``N // 2``, the
         §5.1 generator's default; the paper's Fig. 5 schedule is not given in numbers).
     gamma, lam: NDC-SEM's discount and the lasso penalty of eq. 9 (NDC-SEM and SEM-UCB).
+    lam_grid, xi_grid: extra grid axes (tuning runs): every ``lambda``, or every ``xi`` (the
+        same at every delay), replacing ``lam`` or ``xi``; empty: no such axis.
     seed: root seed; chunk_size: replicates per task; checkpoint_every: spacing of the
         recorded rounds (the rounds before each change point and ``T`` are always recorded).
     name, description: catalogue name and one-line description.
     """
 
     delays: tuple[int, ...] = PAPER_DELAYS
-    xi: dict[int, float] = field(default_factory=lambda: dict(TABLE_I_XI))
+    xi: dict[int, float] = field(default_factory=lambda: dict(PAPER_XI))
     algorithms: tuple[str, ...] = ALGORITHMS
     replicates: int = PAPER_REPLICATES
     instances: str = "per-replicate"
@@ -170,6 +120,8 @@ class SyntheticExperiment:
     n_redraw: int | None = None
     gamma: float = PAPER_GAMMA
     lam: float = LAMBDA
+    lam_grid: tuple[float, ...] = ()
+    xi_grid: tuple[float, ...] = ()
     seed: int = EVALUATION_SEED
     chunk_size: int = 20
     checkpoint_every: int = 100
@@ -179,8 +131,13 @@ class SyntheticExperiment:
         "delay D in {50, 200, 400}"
     )
 
+    #: This experiment's stream ids, the first element of its seed keys (see :meth:`seeds`).
+    INSTANCE: ClassVar[int] = 0
+    NOISE: ClassVar[int] = 1
+    POLICY: ClassVar[int] = 2
+
     def __post_init__(self) -> None:
-        for name in ("delays", "change_points", "algorithms"):
+        for name in ("delays", "change_points", "algorithms", "lam_grid", "xi_grid"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "xi", {int(d): float(v) for d, v in dict(self.xi).items()})
         if not self.delays or len(set(self.delays)) != len(self.delays):
@@ -193,7 +150,7 @@ class SyntheticExperiment:
             raise ValueError(
                 f"algorithms must be distinct names from {ALL_ALGORITHMS}, got {self.algorithms}"
             )
-        if {"NDC-SEM", PENDING} & set(self.algorithms):
+        if set(XI_USERS) & set(self.algorithms) and not self.xi_grid:
             missing = [d for d in self.delays if d not in self.xi]
             if missing:
                 raise ValueError(f"NDC-SEM needs xi for delay(s) {missing}; give xi={{D: value}}")
@@ -203,7 +160,7 @@ class SyntheticExperiment:
             raise ValueError(f"replicates must be a positive integer, got {self.replicates}")
         if self.chunk_size < 1 or self.checkpoint_every < 1:
             raise ValueError("chunk_size and checkpoint_every must be >= 1")
-        if not 0 < self.gamma <= 1 or self.lam < 0:
+        if not 0 < self.gamma <= 1 or min((self.lam, *self.lam_grid)) < 0:
             raise ValueError(f"need 0 < gamma <= 1 and lam >= 0, got {self.gamma}, {self.lam}")
         points = list(self.change_points)
         if points != sorted(set(points)) or (
@@ -213,23 +170,28 @@ class SyntheticExperiment:
                 f"change points must increase strictly within 2..T = {self.horizon}, got {points}"
             )
 
-    # ---------------------------------------------------------------- configuration
+    # ---------------------------------------------------------------- the grid
 
-    def config(self) -> dict[str, Any]:
-        """Everything that fixes the numbers of a run (JSON-ready)."""
-        out = dataclasses.asdict(self)
-        out.pop("description")
-        for key in ("delays", "change_points", "algorithms"):
-            out[key] = list(out[key])
-        out["xi"] = {str(d): v for d, v in sorted(self.xi.items())}
-        return out
+    def axes(self) -> dict[str, Sequence[Any]]:
+        """Delays, then algorithms, then the tuning axes that are set."""
+        axes: dict[str, Sequence[Any]] = {"delay": self.delays, "algorithm": self.algorithms}
+        if self.lam_grid:
+            axes["lam"] = self.lam_grid
+        if self.xi_grid:
+            axes["xi"] = self.xi_grid
+        return axes
 
-    def fingerprint(self) -> str:
-        return config_fingerprint(self.config())
+    def task_cost(self, point: Mapping[str, Any]) -> float:
+        """The graph learners are slowest, then FTRL; longer delays first."""
+        rank = 2 if point["algorithm"] in GRAPH_LEARNERS else int(point["algorithm"] == "FTRL")
+        return rank + point["delay"] / 1e6
 
-    def with_replicates(self, replicates: int) -> SyntheticExperiment:
-        """The same experiment with ``replicates`` runs (``reproduce --replicates``)."""
-        return dataclasses.replace(self, replicates=int(replicates))
+    def seeds(self, setting: int, replicates: Sequence[int], stream: int) -> list:
+        """This experiment's published keys ``SeedSequence(seed, (stream, replicate))``, the
+        same at every setting (common random numbers across delays, algorithms and tuning
+        values), with the stream ids :attr:`INSTANCE`, :attr:`NOISE` and :attr:`POLICY` plus
+        the label hash. Kept until the one-layout re-run."""
+        return [np.random.SeedSequence(self.seed, spawn_key=(stream, int(r))) for r in replicates]
 
     def checkpoints(self) -> np.ndarray:
         """Recorded rounds: every ``checkpoint_every``, the last round of each period, the end
@@ -246,16 +208,6 @@ class SyntheticExperiment:
         ends = [c - 1 for c in self.change_points] + [self.horizon]
         return list(zip(starts, ends, strict=True))
 
-    def tasks(self) -> list[Task]:
-        """All tasks: delays, then algorithms, then chunks of replicates."""
-        starts = range(0, self.replicates, self.chunk_size)
-        return [
-            Task(d, a, c, s, min(s + self.chunk_size, self.replicates))
-            for d in self.delays
-            for a in self.algorithms
-            for c, s in enumerate(starts)
-        ]
-
     # ---------------------------------------------------------------- running
 
     def environment(self, replicates: Sequence[int], delay: int) -> FeedbackDelay:
@@ -263,7 +215,7 @@ class SyntheticExperiment:
         keys = [0] * len(replicates) if self.instances == "fixed" else replicates
         env = FeedbackDelay(
             synthetic_instances(
-                _seeds(self.seed, INSTANCE_STREAM, keys),
+                self.seeds(0, keys, self.INSTANCE),
                 horizon=self.horizon,
                 change_points=self.change_points,
                 n_arms=self.n_arms,
@@ -273,108 +225,56 @@ class SyntheticExperiment:
             ),
             delay,
         )
-        env.reset(_seeds(self.seed, NOISE_STREAM, replicates))
+        env.reset(self.seeds(0, replicates, self.NOISE))
         return env
 
-    def policy(self, algorithm: str, env: FeedbackDelay, delay: int) -> Any:
+    def policy(self, algorithm: str, env: FeedbackDelay, lam: float, xi: float) -> Any:
         """A fresh policy for ``env`` (not yet reset)."""
         problem = env.problem
-        if algorithm in ("NDC-SEM", PENDING):
-            return NDCSEM(
-                problem,
-                gamma=self.gamma,
-                xi=self.xi[delay],
-                lam=self.lam,
-                count_pending=algorithm == PENDING,
-            )
+        if algorithm in XI_USERS:
+            pending = algorithm == PENDING
+            return NDCSEM(problem, gamma=self.gamma, xi=xi, lam=lam, count_pending=pending)
         if algorithm == "SEM-UCB":
-            return SEMUCB(problem, lam=self.lam)
+            return SEMUCB(problem, lam=lam)
         if algorithm == "Oracle":
             return Oracle.from_environment(env)
         classes = {"CUCB": CUCB, "CTS": CTS, "FTRL": FTRLHybrid, "Random": RandomSuperArm}
         return classes[algorithm](problem)
 
-    def run_task(self, task: Task) -> pd.DataFrame:
-        """The rows of one task (one BLAS thread)."""
-        replicates = range(task.start, task.stop)
+    @staticmethod
+    def recorders(env: FeedbackDelay) -> list[Recorder]:
+        """Regret, optimal share, the OR counts, ``MSE(A_hat)`` and lock-ins (``ceil(D/2)``)."""
+        extra = [RECORDERS[name](env) for name in ("overlap", "graph-error", "lock-ins")]
+        return [*default_recorders(), *extra]
+
+    def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
+        """The rows of ``replicates`` at one grid point (one BLAS thread)."""
+        delay, algorithm = int(point["delay"]), point["algorithm"]
+        lam = float(point.get("lam", self.lam))
+        xi = float(point["xi"]) if "xi" in point else self.xi.get(delay, np.nan)
         with threadpool_limits(limits=1):
-            env = self.environment(replicates, task.delay)
-            policy = self.policy(task.algorithm, env, task.delay)
-            stream = POLICY_STREAM + stable_hash(task.algorithm)
-            policy.reset(_seeds(self.seed, stream, replicates))
-            record = simulate_semibandit(
-                env, policy, self.checkpoints(), lock_in=lock_in_length(task.delay)
-            )
-        rounds = record.pop("t")
-        count = len(replicates)
-        uses_xi = task.algorithm in ("NDC-SEM", PENDING)
-        uses_lam = task.algorithm in ("NDC-SEM", PENDING, "SEM-UCB")
-        frame = pd.DataFrame(
-            {
-                "experiment": self.name,
-                "instances": self.instances,
-                "delay": task.delay,
-                "algorithm": task.algorithm,
-                "lam": self.lam if uses_lam else np.nan,
-                "xi": self.xi[task.delay] if uses_xi else np.nan,
-                "replicate": np.repeat(np.asarray(replicates), rounds.size),
-                "t": np.tile(rounds, count),
-                **{name: record[name].T.ravel() for name in VALUE_COLUMNS},
-            }
+            env = self.environment(replicates, delay)
+            policy = self.policy(algorithm, env, lam, xi)
+            policy.reset(self.seeds(setting, replicates, self.POLICY + stable_hash(algorithm)))
+            result = simulate(env, policy, self.checkpoints(), self.recorders(env))
+        frame = results_frame(
+            result,
+            algorithm,
+            replicates,
+            experiment=self.name,
+            instances=self.instances,
+            delay=delay,
+            lam=lam if algorithm in GRAPH_LEARNERS else np.nan,
+            xi=xi if algorithm in XI_USERS else np.nan,
         )
         return frame[[*KEY_COLUMNS, *VALUE_COLUMNS]]
 
-    def run(
-        self,
-        out_dir: str | Path,
-        jobs: int = 1,
-        backend: str = "loky",
-        progress: bool = True,
-    ) -> pd.DataFrame:
-        """Run the unfinished tasks into ``out_dir``; return the whole long table.
-
-        The graph learners (slowest) first; the order does not change any number.
-        """
-        tasks = self.tasks()
-        header = run_header(self.name, self.config())
-        records = [
-            {
-                "id": t.id,
-                "delay": t.delay,
-                "algorithm": t.algorithm,
-                "replicates": [t.start, t.stop],
-            }
-            for t in tasks
-        ]
-        cost = {"NDC-SEM": 0, PENDING: 0, "SEM-UCB": 0, "FTRL": 1}
-        return run_tasks(
-            out_dir,
-            header,
-            tasks,
-            records,
-            type(self).run_task,
-            self,
-            jobs=jobs,
-            backend=backend,
-            progress=progress,
-            order=lambda t: (cost.get(t.algorithm, 2), -t.delay, t.chunk),
-        )
-
     # ---------------------------------------------------------------- outputs
 
-    def plot(self, df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
-        """Regret curves (one panel per D) and the optimality ratio per period."""
-        from causalbandits.papers.ndc_sem.synthetic_report import plot_optimality_ratio, plot_regret
-
-        out_dir = Path(out_dir)
-        return [
-            plot_regret(df, out_dir / "regret_curves.png", self.change_points),
-            plot_optimality_ratio(df, out_dir / "optimality_ratio.png", self.periods()),
-        ]
+    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
+        return plot_all(df, Path(out_dir), self.change_points, self.periods())
 
     def report(self, df: pd.DataFrame) -> str:
-        from causalbandits.papers.ndc_sem.synthetic_report import build_report
-
         return build_report(df, self)
 
 
@@ -387,7 +287,7 @@ def synthetic(quick: bool = False) -> SyntheticExperiment:
     if quick:
         return SyntheticExperiment(
             delays=QUICK_DELAYS,
-            xi=dict(zip(QUICK_DELAYS, (TABLE_I_XI[d] for d in PAPER_DELAYS), strict=True)),
+            xi=dict(zip(QUICK_DELAYS, (PAPER_XI[d] for d in PAPER_DELAYS), strict=True)),
             replicates=QUICK_REPLICATES,
             horizon=QUICK_HORIZON,
             change_points=QUICK_CHANGE_POINTS,
@@ -396,75 +296,3 @@ def synthetic(quick: bool = False) -> SyntheticExperiment:
             description="NDC-SEM synthetic experiment, quick: T = 1000, D in {10, 40, 80}",
         )
     return SyntheticExperiment()
-
-
-# -------------------------------------------------------------------- simulation
-
-
-def simulate_semibandit(
-    env: Any, policy: Any, checkpoints: np.ndarray, lock_in: int = 0
-) -> dict[str, np.ndarray]:
-    """Run ``policy`` on ``env`` (both reset) up to the last of the 1-based ``checkpoints``.
-
-    Returns ``t`` and, per checkpoint and replicate ``(n, R)``: ``cum_regret`` (eq. 7),
-    ``optimal_share`` (share of rounds with an optimal super arm), ``matched`` = ``sum_t
-    |I(x_t) & I(x*_t)|`` and ``optimal_arms`` = ``sum_t |I(x*_t)|`` (the numerator and
-    denominator of OR, cumulative), ``a_mse`` = ``||A - A_hat||_F^2 / N^2`` of the policy's
-    last fitted graph (NaN without one). With ``lock_in > 0``, a lock-in is a maximal run of
-    at least ``lock_in`` consecutive rounds in which one base arm outside ``x*_t`` is played
-    (runs still open at the last round are closed there): ``lock_ins`` and
-    ``lock_in_rounds`` count the lock-ins finished by ``t`` and their total length, and
-    ``lock_in_regret`` is the regret of rounds ``<= t`` that lie inside some lock-in (in
-    hindsight: a round counts once its run has reached ``lock_in`` rounds).
-    """
-    rounds = np.asarray(checkpoints, dtype=np.int64)
-    horizon = int(env.horizon)
-    if rounds.size == 0 or rounds[0] < 1 or rounds[-1] > horizon or np.any(np.diff(rounds) <= 0):
-        raise ValueError(f"checkpoints must increase strictly within 1..{horizon}")
-    truth = np.asarray(env.adjacency)
-    replicates, n = truth.shape[0], truth.shape[-1]
-    last = int(rounds[-1])
-    out = {name: np.zeros((rounds.size, replicates)) for name in VALUE_COLUMNS}
-    totals = np.zeros((4, replicates))  # regret, optimal, matched, optimal arms
-    locks = np.zeros((2, replicates))  # lock-ins, lock-in rounds
-    run = np.zeros((replicates, n), dtype=np.int64)
-    regret = np.zeros((last, replicates))
-    locked = np.zeros((last, replicates), dtype=bool)
-    k = 0
-    for t in range(1, last + 1):
-        best = np.asarray(env.optimal_action, dtype=bool)
-        actions = policy.select()
-        regret[t - 1] = env.pseudo_regret(actions)
-        totals[1] += env.is_optimal(actions)
-        totals[2] += (actions & best).sum(axis=1)
-        totals[3] += best.sum(axis=1)
-        policy.update(actions, env.step(actions))
-        if lock_in > 0:
-            off = actions & ~best
-            run += off
-            closing = ~off | (t == last)
-            done = closing & (run >= lock_in)
-            for r, i in zip(*np.nonzero(done), strict=True):
-                end = t if off[r, i] else t - 1  # the run covers rounds end - run + 1 .. end
-                locked[end - run[r, i] : end, r] = True
-                locks[0, r] += 1
-                locks[1, r] += run[r, i]
-            run[closing] = 0
-        if t == rounds[k]:
-            out["optimal_share"][k] = totals[1] / t
-            out["matched"][k] = totals[2]
-            out["optimal_arms"][k] = totals[3]
-            out["a_mse"][k] = _graph_error(policy, truth)
-            out["lock_ins"][k], out["lock_in_rounds"][k] = locks
-            k += 1
-    out["cum_regret"] = np.cumsum(regret, axis=0)[rounds - 1]
-    out["lock_in_regret"] = np.cumsum(np.where(locked, regret, 0.0), axis=0)[rounds - 1]
-    return {"t": rounds, **out}
-
-
-def _graph_error(policy: Any, truth: np.ndarray) -> np.ndarray:
-    """``||A - A_hat||_F^2 / N^2`` per replicate of the policy's last fitted graph, else NaN."""
-    lasso = getattr(policy, "lasso", None)
-    if lasso is None:
-        return np.full(truth.shape[0], np.nan)
-    return ((lasso.adjacency - truth) ** 2).mean(axis=(1, 2))
