@@ -132,18 +132,6 @@ def test_greedy_ucb_dominates_sampled_points_of_the_ellipsoids(rng):
         assert ucb[a] <= best + 0.5  # the bound is attained up to sampling
 
 
-def test_ball_cap_never_raises_the_bound(rng):
-    dag = CausalDAG.from_edges(3, [(0, 1), (1, 2), (0, 2)])
-    actions = ActionSet.non_root(dag)
-    plan = PropagationPlan.build(dag, actions.masks)
-    theta = rng.uniform(0, 1, (4, plan.nodes.size, 2, plan.width))
-    ellipsoid_inv = np.broadcast_to(np.eye(plan.width), (4, plan.nodes.size, 2, 2, 2))
-    nu = np.ones(3)
-    free = propagate_means(plan, nu, theta, 2, ellipsoid_inv, 2.0)
-    capped = propagate_means(plan, nu, theta, 2, ellipsoid_inv, 2.0, ball=True)
-    assert np.all(capped <= free + 1e-12)
-
-
 def test_plan_rejects_root_targets():
     dag = CausalDAG.from_edges(2, [(0, 1)])
     plan = PropagationPlan.build(dag, ActionSet.non_root(dag).masks)

@@ -157,11 +157,10 @@ def test_bad_hyper_parameters_are_rejected():
 
 
 def test_block_coordinate_solver_never_lowers_the_greedy_ucb():
-    """Early on the ellipsoids hold negative weights, where greedy is not exact and the
-    ascent (started at greedy's columns) finds larger values of eq. 18."""
+    """The ascent starts at greedy's columns, so it never returns a lower value of eq. 18
+    (that it finds higher ones where signs are mixed is pinned in test_pinned_linsem.py)."""
     env = make_environment(horizon=80, deviation_budget=0)
     policy = RobustLCB(env.problem)
-    gains = []
 
     def compare_solvers(p):
         greedy = p.upper_confidence_bounds()
@@ -169,10 +168,8 @@ def test_block_coordinate_solver_never_lowers_the_greedy_ucb():
         bca = p.upper_confidence_bounds()
         p.solver = "greedy"
         assert np.all(bca >= greedy - 1e-9 * np.abs(greedy))
-        gains.append((bca - greedy).max())
 
     run(env, policy, 80, 3, each_round=compare_solvers)
-    assert max(gains) > 0  # the ascent does find better points on this run
 
 
 def test_sliding_window_ucb_matches_a_direct_recomputation(rng):
