@@ -6,17 +6,21 @@ import pytest
 
 from causalbandits.data.italy_covid import (
     COLUMNS,
+    DATA_ENV,
     REGIONS,
+    daily_new_cases,
+    download_italy_covid,
+    load_italy_covid,
+    resolve_data_path,
+)
+from causalbandits.envs.delay import FeedbackDelay
+from causalbandits.envs.italy_covid import (
     CovidFeedback,
     ItalyCovidBandit,
     clipped_kde_mean,
-    daily_new_cases,
-    download_italy_covid,
     italy_covid_instance,
-    load_italy_covid,
     scott_bandwidths,
 )
-from causalbandits.envs.delay import FeedbackDelay
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 BULLETINS = DATA / "italy_covid" / "dpc-covid19-ita-regioni.csv.gz"
@@ -237,3 +241,16 @@ def test_invalid_preprocessing_arguments(bulletins):
         italy_covid_instance(bulletins, change_point=81)
     with pytest.raises(ValueError, match="lack"):
         italy_covid_instance(bulletins, end="2025-12-31")
+
+
+def test_the_data_path_is_the_argument_then_the_environment_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    missing = tmp_path / "nothing.csv.gz"
+    with pytest.raises(FileNotFoundError, match="download_italy_covid"):
+        resolve_data_path(missing)
+    present, given = tmp_path / "bulletins.csv", tmp_path / "given.csv"
+    present.write_text("x\n")
+    given.write_text("x\n")
+    monkeypatch.setenv(DATA_ENV, str(present))
+    assert resolve_data_path() == present
+    assert resolve_data_path(given) == given

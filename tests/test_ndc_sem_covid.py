@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from causalbandits.data.italy_covid import CovidInstance, ItalyCovidBandit
 from causalbandits.envs.delay import FeedbackDelay
+from causalbandits.envs.italy_covid import CovidInstance, ItalyCovidBandit
 from causalbandits.estimators.lasso import lasso_support, nonnegative_lasso
 from causalbandits.estimators.validated_lasso import (
     DECADE_GRID,
@@ -19,10 +19,8 @@ from causalbandits.experiments.recorders import ActionLog, Trace
 from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.ndc_sem.covid import (
     COLUMNS,
-    DATA_ENV,
     CovidExperiment,
     covid,
-    resolve_data_path,
 )
 from causalbandits.papers.ndc_sem.covid_report import (
     reward_summary,
@@ -221,18 +219,6 @@ def test_both_policies_learn_the_same_graphs_and_are_deterministic():
     assert not np.array_equal(ndc[0], sem[0])
     with pytest.raises(ValueError, match="validation days"):
         ValidatedNDCSEM(dataclasses.replace(ItalyCovidBandit(instance).problem, validation=None))
-
-
-def test_data_path_resolution(tmp_path, monkeypatch):
-    monkeypatch.delenv(DATA_ENV, raising=False)
-    missing = tmp_path / "nothing.csv.gz"
-    with pytest.raises(FileNotFoundError, match="download_italy_covid"):
-        resolve_data_path(missing)
-    present = tmp_path / "bulletins.csv"
-    present.write_text("x\n")
-    monkeypatch.setenv(DATA_ENV, str(present))
-    assert resolve_data_path() == present
-    assert resolve_data_path(present) == present
 
 
 def test_selection_matrix_reads_the_selected_column():

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from causalbandits.data.italy_covid import ItalyCovidBandit
 from causalbandits.envs.delay import FeedbackDelay
+from causalbandits.envs.italy_covid import ItalyCovidBandit
 from causalbandits.estimators.discounted import DiscountedArmStatistics
 from causalbandits.estimators.validated_lasso import (
     SharedValidatedSEMLasso,

@@ -14,7 +14,6 @@ from causalbandits.policies.ndc_sem import (
     LassoGraph,
     SEMSemiBandit,
     initialisation_matrix,
-    total_effect_weights,
 )
 from causalbandits.policies.semibandit import collect_arrivals
 from causalbandits.random import replicate_seeds
@@ -33,13 +32,6 @@ def test_initialisation_matrix_is_unit_triangular_with_feasible_columns(n: int, 
     assert np.array_equal(np.triu(h), h) and h.diagonal().all()
     assert np.linalg.det(h.astype(float)) == pytest.approx(1.0)
     assert (h.sum(axis=0) <= s).all() and (h[:, s:].sum(axis=0) == s).all()
-
-
-def test_total_effect_weights_solve_the_transposed_system() -> None:
-    a = np.triu(np.random.default_rng(2).uniform(0, 0.7, (3, 6, 6)), 1)
-    w = total_effect_weights(a)
-    for r in range(3):
-        np.testing.assert_allclose(np.linalg.inv(np.eye(6) - a[r]).T @ np.ones(6), w[r])
 
 
 def test_delayed_arrivals_are_padded_per_replicate() -> None:

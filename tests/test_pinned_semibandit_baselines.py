@@ -15,8 +15,8 @@ from scipy import stats
 from scipy.optimize import minimize
 
 from causalbandits.envs.semibandit import SemiBanditProblem
+from causalbandits.estimators.topk import total_effects
 from causalbandits.policies import CTS, CUCB, SEMUCB, FTRLHybrid
-from causalbandits.policies.ndc_sem import total_effect_weights
 
 
 def mask(*arms: int, n: int = 4, replicates: int = 1) -> np.ndarray:
@@ -118,7 +118,7 @@ def test_sem_ucb_index_and_choice_after_scripted_rounds():
     means = np.array([(2.0 + 38 * 2.0) / 39, 1.2, 1.8, (4.0 + 0.4) / 2])
     expected = means + np.sqrt(3 * np.log(40) / counts)
     np.testing.assert_allclose(policy.arms.indices()[0], expected, rtol=1e-12)
-    np.testing.assert_allclose(total_effect_weights(policy.adjacency), 1.0, atol=1e-12)
+    np.testing.assert_allclose(total_effects(policy.adjacency), 1.0, atol=1e-12)
     chosen = policy.select()
     # with the bonus: arms 1 and 3 (the means alone pick 0 and 3)
     np.testing.assert_array_equal(chosen, mask(1, 3))

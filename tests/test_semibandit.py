@@ -11,10 +11,9 @@ from causalbandits.envs.semibandit import (
     adjacency_from_weights,
     ndc_synthetic_env,
     random_upper_triangular,
-    top_s,
-    total_effects,
     weights_from_adjacency,
 )
+from causalbandits.estimators.topk import total_effects
 from causalbandits.experiments.simulate import simulate
 
 
@@ -102,13 +101,6 @@ def test_oracle_and_regret_match_brute_force_over_all_super_arms(rng, cyclic):
             regret = env.pseudo_regret(masks)
             np.testing.assert_allclose(regret, mu.max() - mu, atol=1e-12)
             np.testing.assert_array_equal(env.is_optimal(masks), regret <= 1e-9)
-
-
-def test_top_s_breaks_ties_to_the_lower_index_and_skips_non_positive_scores():
-    scores = np.array([[1.0, 2.0, 2.0, 2.0, 0.5], [3.0, -1.0, 0.0, -2.0, 1.0]])
-    expected = [[False, True, True, False, False], [True, False, False, False, True]]
-    np.testing.assert_array_equal(top_s(scores, 2), expected)
-    np.testing.assert_array_equal(top_s(scores[1], 3), [True, False, False, False, True])
 
 
 @pytest.mark.parametrize("distribution", [Bernoulli(), Uniform(0.05)])

@@ -3,7 +3,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from causalbandits.estimators.topk import top_s_mask
+from causalbandits.estimators.topk import top_s_mask, total_effects
 
 
 def brute_force_value(scores, budget):
@@ -83,3 +83,32 @@ def test_invalid_arguments():
         top_s_mask(np.zeros((1, 3)), 4)
     with pytest.raises(ValueError):
         top_s_mask(np.array([[np.nan, 1.0]]), 1)
+
+
+def test_top_s_breaks_ties_to_the_lower_index_and_skips_non_positive_scores():
+    scores = np.array([[1.0, 2.0, 2.0, 2.0, 0.5], [3.0, -1.0, 0.0, -2.0, 1.0]])
+    expected = [[False, True, True, False, False], [True, False, False, False, True]]
+    np.testing.assert_array_equal(top_s_mask(scores, 2), expected)
+    np.testing.assert_array_equal(top_s_mask(scores[1], 3), [True, False, False, False, True])
+    stacked = top_s_mask(np.stack([scores, scores[::-1]]), 2)  # (R, P, N), as per instance
+    np.testing.assert_array_equal(stacked[0], expected)
+    np.testing.assert_array_equal(stacked[1], np.array(expected)[::-1])
+
+
+def test_total_effects_solve_the_transposed_system_per_batch_entry() -> None:
+    a = np.triu(np.random.default_rng(2).uniform(0, 0.7, (3, 6, 6)), 1)
+    w = total_effects(a)
+    for r in range(3):
+        np.testing.assert_allclose(np.linalg.inv(np.eye(6) - a[r]).T @ np.ones(6), w[r])
+        np.testing.assert_array_equal(total_effects(a[r]), w[r])  # batching changes no bit
+    np.testing.assert_allclose(total_effects(a, least_squares=True), w, rtol=1e-12)
+    np.testing.assert_allclose(total_effects(a[None]), w[None])
+
+
+def test_total_effects_fall_back_to_least_squares_for_a_singular_system() -> None:
+    a = np.array([[0.0, 1.0], [1.0, 0.0]])  # I - A singular: the 2-cycle of gain 1
+    regular = np.array([[0.0, 0.5], [0.0, 0.0]])
+    w = total_effects(np.stack([regular, a]))
+    np.testing.assert_allclose(w[0], [1.0, 1.5])
+    np.testing.assert_allclose(w[1], np.linalg.lstsq(np.eye(2) - a.T, np.ones(2), rcond=None)[0])
+    np.testing.assert_allclose(total_effects(a), w[1])

@@ -1,27 +1,22 @@
-"""Loaders and pre-processing of the real data sets the papers use (never committed)."""
+"""Loaders of the real data sets the papers use (never committed): where the file is, reading
+and checking it."""
 
 from causalbandits.data.italy_covid import (
     ABBREVIATIONS,
+    DATA_ENV,
     REGIONS,
-    CovidFeedback,
-    CovidInstance,
-    CovidProblem,
-    ItalyCovidBandit,
     daily_new_cases,
     download_italy_covid,
-    italy_covid_instance,
     load_italy_covid,
+    resolve_data_path,
 )
 
 __all__ = [
     "ABBREVIATIONS",
+    "DATA_ENV",
     "REGIONS",
-    "CovidFeedback",
-    "CovidInstance",
-    "CovidProblem",
-    "ItalyCovidBandit",
     "daily_new_cases",
     "download_italy_covid",
-    "italy_covid_instance",
     "load_italy_covid",
+    "resolve_data_path",
 ]

@@ -1,6 +1,7 @@
 """Bandit environments over SCMs, with their regret oracles, and environment wrappers."""
 
 from causalbandits.envs.actions import ActionSet, InvalidActionError
+from causalbandits.envs.base import Environment, ReplicatedEnvironment
 from causalbandits.envs.delay import DelayedFeedback, FeedbackDelay
 from causalbandits.envs.deviations import (
     DEVIATION_DESIGNS,
@@ -34,11 +35,13 @@ __all__ = [
     "DelayedFeedback",
     "DeviatedModel",
     "DeviationSchedule",
+    "Environment",
     "FeedbackDelay",
     "InvalidActionError",
     "LinearSEMBandit",
     "LinearSEMProblem",
     "PiecewiseStationaryBandit",
+    "ReplicatedEnvironment",
     "SemiBanditEnv",
     "SemiBanditInstances",
     "SemiBanditFeedback",

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from causalbandits.random import ReplicateStream, SubStream, as_seed_sequences, derive
+from causalbandits.envs.base import Environment, ReplicatedEnvironment
+from causalbandits.random import ReplicateStream, SubStream, derive
 
 
 @dataclass(frozen=True)
@@ -71,14 +72,14 @@ def _concatenate(parts: list[Any]) -> Any:
     return dataclasses.replace(first, **stacked)
 
 
-class FeedbackDelay:
+class FeedbackDelay(ReplicatedEnvironment):
     """Delay the feedback of ``env``: constant ``delay``, or uniform in ``[delay, max_delay]``.
 
-    Uses only ``env.reset/step/horizon/problem/pseudo_regret/is_optimal``; every other
-    attribute is passed through. ``step`` returns a :class:`DelayedFeedback`.
+    Uses only the :class:`~causalbandits.envs.base.Environment` interface of ``env``; every
+    other attribute is passed through. ``step`` returns a :class:`DelayedFeedback`.
     """
 
-    def __init__(self, env: Any, delay: int = 0, max_delay: int | None = None) -> None:
+    def __init__(self, env: Environment, delay: int = 0, max_delay: int | None = None) -> None:
         if int(delay) != delay or delay < 0:
             raise ValueError(f"the delay D must be a non-negative integer, got {delay}")
         if max_delay is not None and (int(max_delay) != max_delay or max_delay < delay):
@@ -86,10 +87,7 @@ class FeedbackDelay:
         self.env = env
         self.delay = int(delay)
         self.max_delay = self.delay if max_delay is None else int(max_delay)
-        self._delays: ReplicateStream | None = None
-        self._replicates = 0
         self._pending: dict[int, list[tuple[int, np.ndarray, np.ndarray, Any]]] = {}
-        self.t = 0
 
     def __getattr__(self, name: str) -> Any:
         env = self.__dict__.get("env")
@@ -119,35 +117,33 @@ class FeedbackDelay:
         """Number of (round, replicate) items played but not delivered yet."""
         return sum(rows.size for items in self._pending.values() for _, rows, _, _ in items)
 
-    def reset(self, seed: Any = None, replicates: int | None = None) -> None:
-        """Reset ``env`` with the same seeds and the delay streams derived from them."""
-        seeds = as_seed_sequences(seed, replicates)
+    def start(self, seeds: list[np.random.SeedSequence]) -> None:
+        """Reset ``env`` with the same seeds and draw the delays from streams derived from them."""
         self.env.reset(seeds)
-        self._replicates = len(seeds)
         low, high = self.delay, self.max_delay
         self._delays = ReplicateStream(
             derive(seeds, SubStream.DELAY), (), lambda g, size: g.integers(low, high + 1, size)
         )
         self._pending = {}
-        self.t = 0
 
-    def step(self, actions: Any) -> DelayedFeedback:
+    def check_actions(self, actions: Any) -> Any:
+        """The actions as they are (``env`` validates them)."""
+        return actions
+
+    def play(self, actions: Any) -> DelayedFeedback:
         """Play ``actions``; return the feedback arriving at the end of this round."""
-        if self._delays is None:
-            raise RuntimeError("call reset() before step()")
         feedback = self.env.step(actions)
         actions = np.asarray(actions)
-        self.t += 1
-        count = self._replicates
+        now, count = self.t + 1, self.replicates
         delays = self._delays.next()
-        for arrival in np.unique(delays) + self.t:
-            rows = np.flatnonzero(delays + self.t == arrival)
-            item = (self.t, rows, actions[rows], _take(feedback, rows, count))
+        for arrival in np.unique(delays) + now:
+            rows = np.flatnonzero(delays + now == arrival)
+            item = (now, rows, actions[rows], _take(feedback, rows, count))
             self._pending.setdefault(int(arrival), []).append(item)
-        due = self._pending.pop(self.t, None)
+        due = self._pending.pop(now, None)
         if due is None:
             none = np.zeros(0, dtype=int)
-            due = [(self.t, none, actions[none], _take(feedback, none, count))]
+            due = [(now, none, actions[none], _take(feedback, none, count))]
         return DelayedFeedback(
             rounds=np.concatenate([np.full(rows.size, tau) for tau, rows, _, _ in due]),
             replicates=np.concatenate([rows for _, rows, _, _ in due]),

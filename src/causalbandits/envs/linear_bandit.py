@@ -7,16 +7,18 @@ it does not depend on the policy, so every algorithm faces the same noise.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from abc import abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
 
 from causalbandits.envs.actions import ActionSet
+from causalbandits.envs.base import ReplicatedEnvironment
 from causalbandits.envs.deviations import DeviationSchedule
 from causalbandits.graphs.dag import CausalDAG
-from causalbandits.random import ReplicateStream, as_seed_sequences
+from causalbandits.random import ReplicateStream
 from causalbandits.scm.linear import LinearSEM
+from causalbandits.scm.noise import NoiseModel
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,53 @@ class LinearSEMProblem:
     deviation_budget: float = 0.0
 
 
-class LinearSEMBandit:
+class SEMRounds(ReplicatedEnvironment):
+    """What :class:`LinearSEMBandit` and its piecewise-stationary sibling share: actions are
+    indices into ``actions``; each round draws one noise vector per replicate from its own
+    stream and returns ``X = T_a eps`` with the transfer matrices ``T_a = (I - B_a^T)^{-1}``
+    of the round's model; the regret oracle compares ``expected_rewards`` with
+    ``optimal_value`` (within ``optimal_tolerance``, A12)."""
+
+    actions: ActionSet
+    noise: NoiseModel
+    expected_rewards: np.ndarray
+    optimal_value: float
+    optimal_tolerance: float
+
+    @property
+    def n_actions(self) -> int:
+        return self.actions.n_actions
+
+    def start(self, seeds: list[np.random.SeedSequence]) -> None:
+        noise = self.noise
+        self._noise = ReplicateStream(seeds, (), lambda g, size: noise.sample(g, size))
+
+    def check_actions(self, actions: np.ndarray) -> np.ndarray:
+        actions = self.actions.check(actions)
+        if actions.shape != (self.replicates,):
+            raise ValueError(f"need one action per replicate, shape ({self.replicates},)")
+        return actions
+
+    @abstractmethod
+    def round_transfer(self) -> np.ndarray:
+        """The transfer matrices ``(A, N, N)`` of the model of round ``t + 1``."""
+
+    def play(self, actions: np.ndarray) -> np.ndarray:
+        """The samples ``X`` of shape ``(R, N)``."""
+        transfer = self.round_transfer()
+        return np.einsum("rij,rj->ri", transfer[actions], self._noise.next())
+
+    def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
+        """``mu*_t - mu_{a,t}`` of each replicate's action for the round about to be played
+        (under the nominal model in deviation rounds, A7)."""
+        return self.optimal_value - self.expected_rewards[actions]
+
+    def is_optimal(self, actions: np.ndarray) -> np.ndarray:
+        """Whether each action is within ``optimal_tolerance`` of the best (A12)."""
+        return self.expected_rewards[actions] >= self.optimal_value - self.optimal_tolerance
+
+
+class LinearSEMBandit(SEMRounds):
     """Causal bandit on a linear SEM (Robust-LCB Section II), vectorised over replicates.
 
     Parameters
@@ -69,6 +117,7 @@ class LinearSEMBandit:
         if deviation_budget < 0:
             raise ValueError(f"the deviation budget C must be >= 0, got {deviation_budget}")
         self.sem = sem
+        self.noise = sem.noise
         self.horizon = int(horizon)
         self.reward_node = sem.n_nodes - 1 if reward_node is None else int(reward_node)
         if self.reward_node not in sem.dag.sinks:
@@ -105,49 +154,8 @@ class LinearSEMBandit:
             horizon=self.horizon,
             deviation_budget=self.deviation_budget,
         )
-        self._noise: ReplicateStream | None = None
-        self.t = 0
 
-    @property
-    def n_actions(self) -> int:
-        return self.actions.n_actions
-
-    def reset(
-        self,
-        seed: int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None = None,
-        replicates: int | None = None,
-    ) -> None:
-        """Start round 0; ``seed`` is a root seed or one ``SeedSequence`` per replicate."""
-        seeds = as_seed_sequences(seed, replicates)
-        noise = self.sem.noise
-        self._noise = ReplicateStream(seeds, (), lambda g, size: noise.sample(g, size))
-        self.t = 0
-
-    @property
-    def replicates(self) -> int:
-        if self._noise is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self._noise.replicates
-
-    def step(self, actions: np.ndarray) -> np.ndarray:
-        """Play one action per replicate; return the samples ``X`` of shape ``(R, N)``."""
-        if self._noise is None:
-            raise RuntimeError("call reset() before step()")
-        if self.t >= self.horizon:
-            raise RuntimeError(f"the horizon T = {self.horizon} is over; call reset()")
-        actions = self.actions.check(actions)
-        if actions.shape != (self.replicates,):
-            raise ValueError(f"need one action per replicate, shape ({self.replicates},)")
+    def round_transfer(self) -> np.ndarray:
+        """The nominal transfer matrices, or the deviated ones in a deviation round."""
         model = self._model_index[self.t]
-        transfer = self._transfer if model < 0 else self._deviated_transfer[model]
-        eps = self._noise.next()
-        self.t += 1
-        return np.einsum("rij,rj->ri", transfer[actions], eps)
-
-    def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
-        """Nominal pseudo-regret ``mu* - mu_a`` of each replicate's action (A7)."""
-        return self.optimal_value - self.expected_rewards[actions]
-
-    def is_optimal(self, actions: np.ndarray) -> np.ndarray:
-        """Whether each replicate's action is (nominally) optimal."""
-        return self.expected_rewards[actions] >= self.optimal_value - self.optimal_tolerance
+        return self._transfer if model < 0 else self._deviated_transfer[model]

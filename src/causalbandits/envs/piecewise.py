@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from causalbandits.envs.actions import ActionSet
-from causalbandits.envs.linear_bandit import LinearSEMBandit
+from causalbandits.envs.linear_bandit import LinearSEMBandit, SEMRounds
 from causalbandits.envs.random_systems import signed_uniform_weights
 from causalbandits.graphs.dag import CausalDAG
-from causalbandits.random import ReplicateStream, RNGLike, as_generator, as_seed_sequences
+from causalbandits.random import RNGLike, as_generator
 from causalbandits.scm.linear import LinearSEM
 
 
@@ -94,7 +94,7 @@ def change_mechanisms(
     )
 
 
-class PiecewiseStationaryBandit:
+class PiecewiseStationaryBandit(SEMRounds):
     """A :class:`LinearSEMBandit` whose model changes at given rounds (CSL-UCB-CD, Sec. V).
 
     Parameters
@@ -135,6 +135,7 @@ class PiecewiseStationaryBandit:
                 "the piecewise-stationary wrapper needs an environment without deviations"
             )
         self.env = env
+        self.noise = env.noise
         self.horizon = env.horizon
         self.actions = env.actions
         self.reward_node = env.reward_node
@@ -156,12 +157,6 @@ class PiecewiseStationaryBandit:
         self._transfer = np.stack([sem.transfer_matrices(masks) for sem in sems])
         self.segment_rewards = (self._transfer @ env.sem.noise.mean)[..., self.reward_node]
         self.segment_optimal_values = self.segment_rewards.max(axis=1)
-        self._noise: ReplicateStream | None = None
-        self.t = 0
-
-    @property
-    def n_actions(self) -> int:
-        return self.actions.n_actions
 
     def segment_of(self, rounds: np.ndarray | int) -> np.ndarray:
         """Index of the model used at 0-based ``rounds`` (0 before the first change point)."""
@@ -181,41 +176,6 @@ class PiecewiseStationaryBandit:
     def optimal_value(self) -> float:
         return float(self.segment_optimal_values[self.segment])
 
-    def reset(
-        self,
-        seed: int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None = None,
-        replicates: int | None = None,
-    ) -> None:
-        """Start round 0 with the noise streams :class:`LinearSEMBandit` would use."""
-        seeds = as_seed_sequences(seed, replicates)
-        noise = self.env.sem.noise
-        self._noise = ReplicateStream(seeds, (), lambda g, size: noise.sample(g, size))
-        self.t = 0
-
-    @property
-    def replicates(self) -> int:
-        if self._noise is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self._noise.replicates
-
-    def step(self, actions: np.ndarray) -> np.ndarray:
-        """Play one action per replicate under the current model; return ``X`` of shape (R, N)."""
-        if self._noise is None:
-            raise RuntimeError("call reset() before step()")
-        if self.t >= self.horizon:
-            raise RuntimeError(f"the horizon T = {self.horizon} is over; call reset()")
-        actions = self.actions.check(actions)
-        if actions.shape != (self.replicates,):
-            raise ValueError(f"need one action per replicate, shape ({self.replicates},)")
-        transfer = self._transfer[self.segment]
-        eps = self._noise.next()
-        self.t += 1
-        return np.einsum("rij,rj->ri", transfer[actions], eps)
-
-    def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
-        """``mu*_t - mu_{a,t}`` under the model of the round about to be played."""
-        return self.optimal_value - self.expected_rewards[actions]
-
-    def is_optimal(self, actions: np.ndarray) -> np.ndarray:
-        """Whether each action is within ``optimal_tolerance`` of the current best (A12)."""
-        return self.expected_rewards[actions] >= self.optimal_value - self.optimal_tolerance
+    def round_transfer(self) -> np.ndarray:
+        """The transfer matrices of the current model."""
+        return self._transfer[self.segment]

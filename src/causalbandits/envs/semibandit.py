@@ -16,21 +16,17 @@ of the reward distribution.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from causalbandits.random import (
-    ReplicateStream,
-    RNGLike,
-    as_generator,
-    as_seed_sequences,
-    uniform_stream,
-)
-
-SeedLike = int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None
+from causalbandits.envs.base import ReplicatedEnvironment
+from causalbandits.estimators.topk import top_s_mask, total_effects
+from causalbandits.random import RNGLike, as_generator, uniform_stream
+from causalbandits.scm.linear import transfer_matrix
 
 
 def adjacency_from_weights(weights: np.ndarray) -> np.ndarray:
@@ -63,24 +59,6 @@ def check_adjacency(adjacency: np.ndarray) -> np.ndarray:
         )
     matrix.setflags(write=False)
     return matrix
-
-
-def total_effects(adjacency: np.ndarray) -> np.ndarray:
-    """``w = (I - A)^{-T} 1``: total effect of each node on ``1^T y`` (eq. 6, ``w*``)."""
-    n = adjacency.shape[0]
-    return np.linalg.solve((np.eye(n) - adjacency).T, np.ones(n))
-
-
-def top_s(scores: np.ndarray, budget: int) -> np.ndarray:
-    """Masks of the best super arms for linear scores ``(..., N)`` (the oracle of eq. 12).
-
-    The ``budget`` largest scores, keeping only the positive ones; ties go to the lower index.
-    """
-    scores = np.asarray(scores, dtype=float)
-    order = np.argsort(-scores, axis=-1, kind="stable")[..., :budget]
-    masks = np.zeros(scores.shape, dtype=bool)
-    np.put_along_axis(masks, order, True, axis=-1)
-    return masks & (scores > 0)
 
 
 def check_super_arms(actions: np.ndarray, n_arms: int, budget: int, replicates: int) -> np.ndarray:
@@ -188,15 +166,16 @@ def check_change_points(change_points: Sequence[int], horizon: int) -> np.ndarra
     return points
 
 
-class PiecewiseRounds:
-    """Round and period bookkeeping of the semi-bandit environments (shared by
-    :class:`SemiBanditEnv` and its per-replicate-instance sibling): ``change_points``,
-    ``horizon`` and the rounds played ``t``; the environments define ``pseudo_regret``
-    (eq. 7), which :meth:`is_optimal` compares with ``optimal_tolerance``."""
+class PiecewiseRounds(ReplicatedEnvironment):
+    """What the semi-bandit environments share (:class:`SemiBanditEnv`, its
+    per-replicate-instance sibling and the Covid replay): super arms of at most ``budget``
+    of the ``n_arms`` base arms, one uniform per arm, round and replicate as noise, periods
+    split by ``change_points`` (1-based), and :meth:`is_optimal` comparing the environment's
+    ``pseudo_regret`` (eq. 7) with ``optimal_tolerance``."""
 
     change_points: np.ndarray
-    horizon: int
-    t: int
+    n_arms: int
+    budget: int
     optimal_tolerance: float
 
     def period_of(self, rounds: np.ndarray | int) -> np.ndarray:
@@ -207,6 +186,18 @@ class PiecewiseRounds:
     def period(self) -> int:
         """Period of the round about to be played (the last one once the horizon is over)."""
         return int(self.period_of(min(self.t + 1, self.horizon)))
+
+    def start(self, seeds: list[np.random.SeedSequence]) -> None:
+        self._noise = uniform_stream(seeds, (self.n_arms,))
+
+    def check_actions(self, actions: np.ndarray) -> np.ndarray:
+        """One super arm per replicate: 0/1 masks ``(R, N)`` with at most ``s`` ones."""
+        return check_super_arms(actions, self.n_arms, self.budget, self.replicates)
+
+    @abstractmethod
+    def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
+        """``mu_t(x*_t) - mu_t(x_t)`` of each replicate (eq. 7) for the round about to be
+        played."""
 
     def is_optimal(self, actions: np.ndarray) -> np.ndarray:
         """Whether each replicate's super arm is within ``optimal_tolerance`` of ``mu_t(x*_t)``."""
@@ -263,10 +254,10 @@ class SemiBanditEnv(PiecewiseRounds):
         self.optimal_tolerance = float(optimal_tolerance)
         beta.setflags(write=False)
         self.means = beta
-        self.transfer = np.linalg.inv(np.eye(n) - self.adjacency)
+        self.transfer = transfer_matrix(weights_from_adjacency(self.adjacency))
         self.total_effects = total_effects(self.adjacency)
         self.scores = self.total_effects * beta
-        self.optimal_actions = top_s(self.scores, self.budget)
+        self.optimal_actions = top_s_mask(self.scores, self.budget)
         self.optimal_values = np.sum(self.scores * self.optimal_actions, axis=1)
         self.problem = SemiBanditProblem(
             n_arms=n,
@@ -274,8 +265,6 @@ class SemiBanditEnv(PiecewiseRounds):
             horizon=self.horizon,
             upper_triangular=bool(np.all(np.tril(self.adjacency) == 0)),
         )
-        self._noise: ReplicateStream | None = None
-        self.t = 0
 
     @classmethod
     def from_weights(cls, weights: np.ndarray, *args, **kwargs) -> SemiBanditEnv:
@@ -300,27 +289,9 @@ class SemiBanditEnv(PiecewiseRounds):
         """``mu_t(x) = sum_i w*[i] beta_t[i] x[i]`` (eq. 6) of masks ``(..., N)``."""
         return np.asarray(actions, dtype=float) @ self.scores[self.period]
 
-    def reset(self, seed: SeedLike = None, replicates: int | None = None) -> None:
-        """Start round 1; ``seed`` is a root seed or one ``SeedSequence`` per replicate."""
-        self._noise = uniform_stream(as_seed_sequences(seed, replicates), (self.n_arms,))
-        self.t = 0
-
-    @property
-    def replicates(self) -> int:
-        if self._noise is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self._noise.replicates
-
-    def step(self, actions: np.ndarray) -> SemiBanditFeedback:
-        """Play one super arm per replicate (masks ``(R, N)``); return ``(z, y)`` (eqs. 1, 4)."""
-        if self._noise is None:
-            raise RuntimeError("call reset() before step()")
-        if self.t >= self.horizon:
-            raise RuntimeError(f"the horizon T = {self.horizon} is over; call reset()")
-        x = check_super_arms(actions, self.n_arms, self.budget, self.replicates)
-        b = self.distribution.quantile(self._noise.next(), self.means[self.period])
-        z = b * x
-        self.t += 1
+    def play(self, actions: np.ndarray) -> SemiBanditFeedback:
+        """``z = diag(b) x`` and ``y = (I - A)^{-1} z`` (eqs. 1, 4) of masks ``(R, N)``."""
+        z = self.distribution.quantile(self._noise.next(), self.means[self.period]) * actions
         return SemiBanditFeedback(z=z, y=z @ self.transfer.T)
 
     def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
@@ -385,7 +356,7 @@ def synthetic_means(
                 beta = generator.uniform(*mean_range, size=n)
             scores = weights * beta
             changed = not periods or np.any(
-                top_s(scores, budget) != top_s(weights * periods[-1], budget)
+                top_s_mask(scores, budget) != top_s_mask(weights * periods[-1], budget)
             )
             if changed and _separated(scores, budget, min_gap):
                 periods.append(beta)

@@ -19,17 +19,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from causalbandits.envs.base import SeedLike
 from causalbandits.envs.semibandit import (
     PiecewiseRounds,
     RewardDistribution,
     SemiBanditEnv,
     SemiBanditFeedback,
-    check_super_arms,
     ndc_synthetic_env,
 )
-from causalbandits.random import ReplicateStream, as_seed_sequences, uniform_stream
-
-SeedLike = int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None
 
 
 class SemiBanditInstances(PiecewiseRounds):
@@ -80,8 +77,6 @@ class SemiBanditInstances(PiecewiseRounds):
             first.problem,
             upper_triangular=all(e.problem.upper_triangular for e in instances),
         )
-        self._noise: ReplicateStream | None = None
-        self.t = 0
 
     @property
     def n_arms(self) -> int:
@@ -89,6 +84,7 @@ class SemiBanditInstances(PiecewiseRounds):
 
     @property
     def replicates(self) -> int:
+        """``R``, the number of instances (known before :meth:`reset`)."""
         return self.adjacency.shape[0]
 
     @property
@@ -101,28 +97,22 @@ class SemiBanditInstances(PiecewiseRounds):
         return np.einsum("rn,rn->r", np.asarray(actions, dtype=float), self.scores[:, self.period])
 
     def reset(self, seed: SeedLike = None, replicates: int | None = None) -> None:
-        """Start round 1; ``seed`` is a root seed or one ``SeedSequence`` per replicate."""
-        seeds = as_seed_sequences(seed, self.replicates if replicates is None else replicates)
+        """Start round 1; ``seed`` is a root seed or one ``SeedSequence`` per instance."""
+        super().reset(seed, self.replicates if replicates is None else replicates)
+
+    def start(self, seeds: list[np.random.SeedSequence]) -> None:
         if len(seeds) != self.replicates:
             raise ValueError(f"got {len(seeds)} seeds for {self.replicates} instances")
-        self._noise = uniform_stream(seeds, (self.n_arms,))
-        self.t = 0
+        super().start(seeds)
 
-    def step(self, actions: np.ndarray) -> SemiBanditFeedback:
-        """Play one super arm per replicate (masks ``(R, N)``); return ``(z, y)`` (eqs. 1, 4)."""
-        if self._noise is None:
-            raise RuntimeError("call reset() before step()")
-        if self.t >= self.horizon:
-            raise RuntimeError(f"the horizon T = {self.horizon} is over; call reset()")
-        x = check_super_arms(actions, self.n_arms, self.budget, self.replicates)
-        b = self.distribution.quantile(self._noise.next(), self.means[:, self.period])
-        z = b * x
-        self.t += 1
+    def play(self, actions: np.ndarray) -> SemiBanditFeedback:
+        """``z = diag(b) x`` and ``y = (I - A)^{-1} z`` (eqs. 1, 4) of masks ``(R, N)``."""
+        z = self.distribution.quantile(self._noise.next(), self.means[:, self.period]) * actions
         return SemiBanditFeedback(z=z, y=np.einsum("rij,rj->ri", self.transfer, z))
 
     def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
         """``mu_t(x*_t) - mu_t(x_t)`` per replicate (eq. 7) for the round about to be played."""
-        x = check_super_arms(actions, self.n_arms, self.budget, self.replicates)
+        x = self.check_actions(actions)
         return self.optimal_values[:, self.period] - self.expected_payoff(x)
 
 

@@ -31,7 +31,7 @@ from causalbandits.estimators.reward_bound import RewardBounds, reward_bounds, w
 from causalbandits.estimators.ridge import WeightedRidge
 from causalbandits.estimators.structure_learning import dagma_linear, golem_ev, graph_metrics
 from causalbandits.estimators.subgraph import SubgraphData
-from causalbandits.estimators.topk import top_s_mask
+from causalbandits.estimators.topk import top_s_mask, total_effects
 
 __all__ = [
     "CSLResult",
@@ -62,5 +62,6 @@ __all__ = [
     "reward_bounds",
     "sem_window_glr",
     "top_s_mask",
+    "total_effects",
     "weight_error_spectra",
 ]

@@ -1,4 +1,4 @@
-"""Exact oracle of NDC-SEM eq. 12: the top-``s`` base arms of linear scores.
+"""Exact oracle of NDC-SEM eq. 12: total effects and the top-``s`` base arms of linear scores.
 
 Eq. 12 maximises ``1^T (I - A_hat)^{-1} diag(E) x = sum_i w_i E_i x_i`` over ``||x||_0 <= s``
 with ``w = (I - A_hat)^{-T} 1``: it keeps the ``s`` largest *positive* scores ``w_i E_i``
@@ -14,13 +14,35 @@ from __future__ import annotations
 import numpy as np
 
 
+def total_effects(adjacency: np.ndarray, least_squares: bool = False) -> np.ndarray:
+    """``w = (I - A)^{-T} 1`` for ``A`` ``(..., N, N)``: the total effect of each node on
+    ``1^T y`` when ``y = A y + z`` (eqs. 4, 6; ``w*`` of the true graph, ``w_hat`` of eq. 12).
+
+    ``A[i, j]`` is the effect of node ``j`` on node ``i`` (paper convention). Every system is
+    solved by least squares (minimum norm) when some ``I - A`` is singular (possible with
+    cycles), or always with ``least_squares`` (as the Covid experiment's Fig. 9 rewards have
+    been computed; the two differ only by rounding when ``I - A`` is regular).
+    """
+    adjacency = np.asarray(adjacency, dtype=float)
+    n = adjacency.shape[-1]
+    system = np.eye(n) - np.swapaxes(adjacency, -1, -2)
+    ones = np.ones(adjacency.shape[:-1])
+    if not least_squares:
+        try:
+            return np.linalg.solve(system, ones[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            pass
+    flat = [np.linalg.lstsq(m, np.ones(n), rcond=None)[0] for m in system.reshape(-1, n, n)]
+    return np.reshape(flat, ones.shape)
+
+
 def top_s_mask(
     scores: np.ndarray,
     budget: int,
     uniforms: np.ndarray | None = None,
     positive_only: bool = True,
 ) -> np.ndarray:
-    """Boolean ``(R, N)`` mask of the ``budget`` largest ``scores`` ``(R, N)`` per row."""
+    """Boolean mask ``(..., N)`` of the ``budget`` largest ``scores`` ``(..., N)`` per row."""
     scores = np.asarray(scores, dtype=float)
     n = scores.shape[-1]
     if not 0 <= budget <= n:

@@ -28,7 +28,7 @@ import numpy as np
 
 from causalbandits.estimators.discounted import DiscountedArmStatistics
 from causalbandits.estimators.lasso import SEMLasso
-from causalbandits.estimators.topk import top_s_mask
+from causalbandits.estimators.topk import top_s_mask, total_effects
 from causalbandits.policies.semibandit import collect_arrivals
 from causalbandits.random import uniform_stream
 
@@ -51,20 +51,6 @@ def initialisation_matrix(n_arms: int, budget: int, rng: np.random.Generator) ->
         else:
             h[rng.choice(i, size=budget - 1, replace=False), i] = True
     return h
-
-
-def total_effect_weights(adjacency: np.ndarray) -> np.ndarray:
-    """``w_hat = (I - A_hat)^{-T} 1`` for a batch ``(R, N, N)`` (eq. 12); least squares for a
-    singular ``I - A_hat`` (possible with cycles)."""
-    n = adjacency.shape[-1]
-    system = np.eye(n) - np.swapaxes(adjacency, -1, -2)
-    ones = np.ones(adjacency.shape[:-1])
-    try:
-        return np.linalg.solve(system, ones[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        return np.stack(
-            [np.linalg.lstsq(m, o, rcond=None)[0] for m, o in zip(system, ones, strict=True)]
-        )
 
 
 def _constant(value: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
@@ -203,7 +189,7 @@ class SEMSemiBandit:
         ties = self.uniforms.next()
         if self.t <= self.initial_rounds:
             return self.h[:, :, (self.t - 1) % self.n_arms].copy()
-        scores = total_effect_weights(self.lasso.fit()) * self.arms.indices()
+        scores = total_effects(self.lasso.fit()) * self.arms.indices()
         return top_s_mask(scores, self.budget, ties, positive_only=self.structure == "cyclic")
 
     def update(self, actions: np.ndarray, feedback: object) -> None:

@@ -27,6 +27,14 @@ def _check_weights(dag: CausalDAG, weights: np.ndarray, label: str) -> np.ndarra
     return matrix
 
 
+def transfer_matrix(weights: np.ndarray) -> np.ndarray:
+    """``(I - W^T)^{-1}`` for weights ``W`` ``(..., N, N)`` (``W[i, j]``: edge ``i -> j``): the
+    solution ``X = (I - W^T)^{-1} eps`` of ``X = W^T X + eps`` (Robust-LCB eq. 1; NDC-SEM eq. 4
+    with ``A = W^T``)."""
+    weights = np.asarray(weights, dtype=float)
+    return np.linalg.inv(np.eye(weights.shape[-1]) - np.swapaxes(weights, -1, -2))
+
+
 class LinearSEM:
     """A linear SEM on a DAG with observational weights ``B``, interventional ``B*``, noise."""
 
@@ -67,9 +75,7 @@ class LinearSEM:
 
     def transfer_matrices(self, masks: np.ndarray, **overrides: np.ndarray) -> np.ndarray:
         """``(I - B_a^T)^{-1}`` for every mask, so that ``X = (I - B_a^T)^{-1} eps``."""
-        b_a = self.weights_under(masks, **overrides)
-        eye = np.eye(self.n_nodes)
-        return np.linalg.inv(eye - np.swapaxes(b_a, -1, -2))
+        return transfer_matrix(self.weights_under(masks, **overrides))
 
     def mean_values(self, masks: np.ndarray, **overrides: np.ndarray) -> np.ndarray:
         """Exact ``E_a[X] = (I - B_a^T)^{-1} nu`` for every mask (eq. 3), shape ``(..., N)``."""

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,14 +51,9 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from causalbandits.data.italy_covid import (
-    ABBREVIATIONS,
-    CovidInstance,
-    ItalyCovidBandit,
-    italy_covid_instance,
-    load_italy_covid,
-)
+from causalbandits.data.italy_covid import ABBREVIATIONS, load_italy_covid, resolve_data_path
 from causalbandits.envs.delay import FeedbackDelay
+from causalbandits.envs.italy_covid import CovidInstance, ItalyCovidBandit, italy_covid_instance
 from causalbandits.estimators.validated_lasso import (
     DECADE_GRID,
     check_lambda_grid,
@@ -80,10 +74,6 @@ from causalbandits.papers.ndc_sem.covid_report import (
 )
 from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM, ValidatedSEMUCB
 
-#: Environment variable naming the bulletins file (``dpc-covid19-ita-regioni.csv[.gz]``).
-DATA_ENV = "CAUSALBANDITS_ITALY_COVID"
-#: Default location, relative to the working directory (the project root).
-DEFAULT_DATA = Path("..") / "shared" / "data" / "italy_covid" / "dpc-covid19-ita-regioni.csv.gz"
 UNITS = ("max", "cases")
 QUICK_GRID: tuple[float, ...] = (1e-2, 1e-1, 1.0, 10.0, 100.0)
 #: App. VII-D5: the discount factors and exploration constants searched (verbatim: no 3e-2,
@@ -106,19 +96,6 @@ COLUMNS = (
     *("eps_empty", "radius", "edges", "reward", "reward_from_change", "region", "y", "y_pred"),
     "b",
 )
-
-
-def resolve_data_path(path: str | Path | None = None) -> Path:
-    """The bulletins file: ``path``, else ``$CAUSALBANDITS_ITALY_COVID``, else
-    :data:`DEFAULT_DATA` (relative to the working directory); raise if it does not exist."""
-    candidate = Path(path or os.environ.get(DATA_ENV) or DEFAULT_DATA)
-    if not candidate.is_file():
-        raise FileNotFoundError(
-            f"the Italian Covid-19 bulletins are not at {candidate.resolve()}; pass data_path=, "
-            f"set {DATA_ENV}, or fetch them with causalbandits.data.italy_covid."
-            "download_italy_covid(cache_dir) (pcm-dpc/COVID-19, CC BY 4.0)"
-        )
-    return candidate
 
 
 @functools.lru_cache(maxsize=2)
