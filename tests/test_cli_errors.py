@@ -95,3 +95,18 @@ def test_missing_spec_file_and_out_on_a_file(
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cannot read the spec"):
         main(["--debug", "run", str(tmp_path / "absent.yaml")])
+
+
+def test_data_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    argv = ["reproduce", "ndc-sem-covid", "--quick", "--data", str(tmp_path / "absent.csv.gz")]
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "absent.csv.gz" in lines[0]
+    assert not out.exists()
+    argv = ["reproduce", "robust-lcb-fig1b", "--quick", "--data", "x.csv", "--out", str(out)]
+    assert main(argv) == 1
+    assert "reads no data file" in capsys.readouterr().err
+    assert main(["list"]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("ndc-sem-covid ") and "--data" in line for line in listing)

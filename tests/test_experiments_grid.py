@@ -87,3 +87,48 @@ def test_with_replicates_and_fingerprint(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(
         shared.sort_values(["n", "offset", "replicate"]).reset_index(drop=True), ordered
     )
+
+
+@dataclass(frozen=True)
+class ScaledData(TaskGrid):
+    """Reads one number from a data file and scales it per replicate."""
+
+    data_path: str = ""
+    replicates: int = 3
+    chunk_size: int = 1
+    seed: int = 0
+    name: str = "scaled-data"
+    description: str = ""
+    DATA_FIELD = "data_path"
+    UNFINGERPRINTED = ("description", "data_path")
+
+    def axes(self) -> dict[str, tuple]:
+        return {"factor": (1.0, 2.0)}
+
+    def data_files(self) -> dict[str, Path]:
+        return {"number": Path(self.data_path)}
+
+    def run_chunk(self, point: dict, setting: int, replicates: range) -> pd.DataFrame:
+        value = float(Path(self.data_path).read_text())
+        return pd.DataFrame({"replicate": list(replicates), "value": point["factor"] * value})
+
+
+def test_a_swapped_data_file_is_refused_not_mixed(tmp_path: Path) -> None:
+    data = tmp_path / "number.txt"
+    data.write_text("3.0")
+    grid = ScaledData().with_data(data)
+    first = grid.run(tmp_path / "out", progress=False)
+    task_path(tmp_path / "out", grid.tasks()[0].id).unlink()
+    data.write_text("4.0")  # the same path, other content
+    with pytest.raises(ValueError, match="another configuration"):
+        grid.run(tmp_path / "out", progress=False)
+    data.write_text("3.0")
+    pd.testing.assert_frame_equal(grid.run(tmp_path / "out", progress=False), first)
+    with pytest.raises(ValueError, match="reads no data file"):
+        MeanOfDraws().with_data(data)
+
+
+def test_bad_worker_counts_are_rejected(tmp_path: Path) -> None:
+    for jobs in (0, -2):
+        with pytest.raises(ValueError, match="jobs must be"):
+            MeanOfDraws().run(tmp_path, jobs=jobs, progress=False)

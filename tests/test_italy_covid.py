@@ -254,3 +254,34 @@ def test_the_data_path_is_the_argument_then_the_environment_variable(tmp_path, m
     monkeypatch.setenv(DATA_ENV, str(present))
     assert resolve_data_path() == present
     assert resolve_data_path(given) == given
+
+
+@pytest.mark.parametrize("value", ["many", float("nan"), float("inf")])
+def test_counts_must_be_finite_numbers(tmp_path, value):
+    frame = _small_frame()
+    frame["terapia_intensiva"] = frame["terapia_intensiva"].astype(object)
+    frame.loc[5, "terapia_intensiva"] = value
+    path = tmp_path / "bad.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"bad.csv: column 'terapia_intensiva' .* data row 6"):
+        load_italy_covid(path)
+
+
+def test_truncated_gzip_names_the_file(tmp_path):
+    path = tmp_path / "cut.csv.gz"
+    _small_frame().to_csv(path, index=False)
+    path.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(ValueError, match="cut.csv.gz cannot be read"):
+        load_italy_covid(path)
+
+
+def test_download_checks_the_digest_and_revalidates_the_cache(tmp_path):
+    source = tmp_path / "source.csv"
+    _small_frame().to_csv(source, index=False)
+    with pytest.raises(ValueError, match="SHA-256"):
+        download_italy_covid(tmp_path / "a", url=source.as_uri(), sha256="0" * 64)
+    cached = download_italy_covid(tmp_path / "b", url=source.as_uri())
+    assert cached.with_name(cached.name + ".sha256").exists()
+    cached.write_text(cached.read_text().replace("Veneto", "Venice"))  # tampered cache
+    with pytest.raises(ValueError, match="SHA-256"):
+        download_italy_covid(tmp_path / "b", url=source.as_uri())

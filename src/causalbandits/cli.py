@@ -33,6 +33,11 @@ def _reproduce(args: argparse.Namespace) -> int:
     if args.replicates is not None:
         experiment = experiment.with_replicates(args.replicates)
         name += f"-r{args.replicates}"
+    if args.data is not None:
+        with_data = getattr(experiment, "with_data", None)
+        if getattr(experiment, "DATA_FIELD", None) is None or with_data is None:
+            raise ValueError(f"experiment {args.experiment!r} reads no data file; drop --data")
+        experiment = with_data(args.data)
     out_dir = Path(args.out or Path("results") / name)
     metadata = {"catalogue": args.experiment, "quick": args.quick}
     if args.replicates is not None:
@@ -111,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--quick", action="store_true", help="a small version (smoke run)")
     reproduce.add_argument(
         "--replicates", type=int, help="independent replicates (instance and noise)"
+    )
+    reproduce.add_argument(
+        "--data", help="the data file of an experiment that reads one (see 'causalbandits list')"
     )
     _add_run_options(reproduce)
     reproduce.set_defaults(handler=_reproduce)

@@ -10,6 +10,7 @@ bandit built from them is :mod:`causalbandits.envs.italy_covid`.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import urllib.request
 from collections.abc import Sequence
@@ -66,10 +67,14 @@ ABBREVIATIONS: tuple[str, ...] = (
     "VDA",
     "VEN",
 )
+#: The upstream commit the downloader reads (the snapshot of 2025-01-10 behind the shared
+#: copy), so that a download always returns the same bytes.
+PINNED_COMMIT = "fc82987b9ebda01fe8e5b59d5667e3e00721edb9"
 URL = (
-    "https://raw.githubusercontent.com/pcm-dpc/COVID-19/master/dati-regioni/"
+    f"https://raw.githubusercontent.com/pcm-dpc/COVID-19/{PINNED_COMMIT}/dati-regioni/"
     "dpc-covid19-ita-regioni.csv"
 )
+
 COLUMNS: tuple[str, ...] = (
     "data",
     "codice_regione",
@@ -87,6 +92,8 @@ COLUMNS: tuple[str, ...] = (
     "totale_casi",
     "tamponi",
 )
+#: Columns that must hold finite numbers (``nuovi_positivi`` may be negative: corrections).
+NUMERIC_COLUMNS: tuple[str, ...] = ("codice_regione", *COLUMNS[3:])
 #: Environment variable naming the bulletins file (``dpc-covid19-ita-regioni.csv[.gz]``).
 DATA_ENV = "CAUSALBANDITS_ITALY_COVID"
 #: Default location, relative to the working directory (the project root).
@@ -114,15 +121,36 @@ def _preview(items: Sequence[str], count: int = 5) -> str:
 def load_italy_covid(path: str | Path) -> pd.DataFrame:
     """Read the regional bulletins (``.csv`` or ``.csv.gz``) and check them.
 
-    ``data`` becomes a date (a time-of-day suffix is dropped). Raises ``ValueError`` for
-    missing columns, missing or unknown regions, duplicated (date, region) rows, and dates
-    of the calendar range that a region lacks. Rows are sorted by date, then region order.
+    ``data`` becomes a date (a time-of-day suffix is dropped). Raises ``ValueError`` naming
+    the file for an unreadable or truncated file, missing columns, counts that are not finite
+    numbers (naming the column and the first bad row), bad dates, missing or unknown regions,
+    duplicated (date, region) rows, and dates of the calendar range that a region lacks.
+    Rows are sorted by date, then region order.
     """
-    frame = pd.read_csv(path)
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, EOFError, UnicodeDecodeError, pd.errors.ParserError) as error:
+        raise ValueError(f"{path} cannot be read as a CSV file: {error}") from error
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
-    frame["data"] = pd.to_datetime(frame["data"].astype(str).str.slice(0, 10), format="%Y-%m-%d")
+    for column in NUMERIC_COLUMNS:
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = ~np.isfinite(values.to_numpy(dtype=float))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{path}: column {column!r} holds {int(bad.sum())} value(s) that are not finite "
+                f"numbers, e.g. {frame[column].iloc[row]!r} in data row {row + 1}"
+            )
+        frame[column] = values
+    try:
+        days = frame["data"].astype(str).str.slice(0, 10)
+        frame["data"] = pd.to_datetime(days, format="%Y-%m-%d")
+    except ValueError as error:
+        raise ValueError(
+            f"{path}: column 'data' holds a value that is not a date: {error}"
+        ) from error
     names = set(frame["denominazione_regione"])
     absent = [r for r in REGIONS if r not in names]
     unknown = sorted(names - set(REGIONS))
@@ -158,22 +186,47 @@ def load_italy_covid(path: str | Path) -> pd.DataFrame:
     )
 
 
-def download_italy_covid(cache_dir: str | Path, url: str = URL, force: bool = False) -> Path:
-    """Fetch the public aggregate file into ``cache_dir`` (if absent or ``force``); verify it
-    with :func:`load_italy_covid` (columns, 21 regions, dates) and return its path."""
+def download_italy_covid(
+    cache_dir: str | Path, url: str = URL, sha256: str | None = None, force: bool = False
+) -> Path:
+    """Fetch the aggregate file of the pinned upstream commit into ``cache_dir`` (if absent or
+    ``force``) and return its path.
+
+    Every call checks the file, a cached one too: its SHA-256 against ``sha256`` when given,
+    else against the digest recorded beside it at download (``<file>.sha256``), and its
+    content with :func:`load_italy_covid` (columns, finite counts, 21 regions, dates).
+    """
     target = Path(cache_dir) / "dpc-covid19-ita-regioni.csv"
-    if target.exists() and not force:
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".part")
-    try:
-        with urllib.request.urlopen(url, timeout=120) as response:
-            partial.write_bytes(response.read())
-        load_italy_covid(partial)
-        partial.replace(target)
-    finally:
-        partial.unlink(missing_ok=True)
+    record = target.with_name(target.name + ".sha256")
+    if force or not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".part")
+        try:
+            with urllib.request.urlopen(url, timeout=120) as response:
+                partial.write_bytes(response.read())
+            _check_digest(partial, sha256)
+            load_italy_covid(partial)
+            partial.replace(target)
+            record.write_text(file_sha256(target) + "\n", encoding="utf-8")
+        finally:
+            partial.unlink(missing_ok=True)
+    expected = sha256 or (record.read_text(encoding="utf-8").strip() if record.exists() else None)
+    _check_digest(target, expected)
+    load_italy_covid(target)
     return target
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file, hex."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _check_digest(path: Path, expected: str | None) -> None:
+    if expected is not None and file_sha256(path) != expected:
+        raise ValueError(
+            f"{path} has SHA-256 {file_sha256(path)}, expected {expected}; delete it and "
+            "download again"
+        )
 
 
 def daily_new_cases(frame: pd.DataFrame, start: str, end: str) -> np.ndarray:

@@ -25,6 +25,7 @@ import pandas as pd
 
 from causalbandits.experiments.runner import run_header, run_tasks
 from causalbandits.experiments.spec import plain
+from causalbandits.experiments.store import file_digest
 from causalbandits.random import replicate_seeds
 
 
@@ -58,6 +59,8 @@ class TaskGrid:
     #: Prefix of the task ids (tells the stages of a grid with a prerequisite apart).
     task_prefix: ClassVar[str] = ""
     UNFINGERPRINTED: ClassVar[tuple[str, ...]] = ("description",)
+    #: The field holding the path of the data file the experiment reads (``None``: no data).
+    DATA_FIELD: ClassVar[str | None] = None
 
     # ------------------------------------------------------------ to implement
 
@@ -141,6 +144,17 @@ class TaskGrid:
             for t in self.tasks()
         ]
 
+    def data_files(self) -> dict[str, Path]:
+        """The data files the experiment reads (name -> path); their SHA-256 is part of the
+        fingerprint. ``--data`` sets the path through :meth:`with_data`."""
+        return {}
+
+    def with_data(self, path: str | Path) -> TaskGrid:
+        """The same experiment reading its data from ``path`` (``DATA_FIELD``)."""
+        if self.DATA_FIELD is None:
+            raise ValueError(f"experiment {self.name!r} reads no data file")  # type: ignore[attr-defined]
+        return dataclasses.replace(self, **{self.DATA_FIELD: str(path)})  # type: ignore[type-var]
+
     def run(
         self,
         out_dir: str | Path,
@@ -154,7 +168,11 @@ class TaskGrid:
         whole long table."""
         first = self.prerequisite()
         stages = [self] if first is None else [first, self]
-        header = run_header(self.name, self.config())  # type: ignore[attr-defined]
+        config = self.config()
+        files = self.data_files()
+        if files:  # a changed data file must not resume into results of the old one
+            config["data_sha256"] = {name: file_digest(path) for name, path in files.items()}
+        header = run_header(self.name, config)  # type: ignore[attr-defined]
         records = [record for grid in stages for record in grid.records()]
         options = {"jobs": jobs, "backend": backend, "progress": progress, "metadata": metadata}
         grid: TaskGrid = self

@@ -290,6 +290,8 @@ def run_tasks(
     start = time.perf_counter()
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or (jobs < 1 and jobs != -1):
+        raise ValueError(f"jobs must be a positive number of workers or -1 (all cores), got {jobs}")
     out_dir = Path(out_dir)
     (out_dir / TASKS).mkdir(parents=True, exist_ok=True)
     for stale in (out_dir / TASKS).glob("*.tmp-*"):

@@ -37,8 +37,13 @@ def load_experiment(name: str, quick: bool = False) -> Experiment:
 
 
 def describe(name: str) -> str:
-    """The first line of the experiment's description, else of its preset's docstring."""
+    """The first line of the experiment's description, else of its preset's docstring; a
+    note when it reads a data file (``--data``)."""
     preset = EXPERIMENTS[name]
-    text = preset(False).description or preset.__doc__ or ""
+    experiment = preset(False)
+    text = experiment.description or preset.__doc__ or ""
     lines = text.strip().splitlines()
-    return lines[0] if lines else ""
+    line = lines[0] if lines else ""
+    if getattr(experiment, "DATA_FIELD", None) is not None:
+        line += " [reads a data file: --data PATH]"
+    return line

@@ -127,7 +127,8 @@ class CovidExperiment(TaskGrid):
     units: reward units to run, from :data:`UNITS` (``"max"``: the spec's normalisation).
     featured_seed: the seed drawn in Figs. 3 and 4.
     gamma_grid, xi_grid: the joint tuning grid (default: the paper's 10 x 22 values).
-    data_path: the bulletins file (:func:`resolve_data_path`); not fingerprinted.
+    data_path: the bulletins file (:func:`resolve_data_path`); the path is not fingerprinted,
+        the file's SHA-256 is.
     tuning: this grid is the tuning stage; tuned: the chosen pair per unit (set from the
         tuning stage by :meth:`given`).
     """
@@ -161,6 +162,7 @@ class CovidExperiment(TaskGrid):
 
     replicate_field = "seeds"
     UNFINGERPRINTED = ("description", "data_path", "tuning", "tuned")
+    DATA_FIELD = "data_path"
 
     def __post_init__(self) -> None:
         grid = tuple(float(v) for v in check_lambda_grid(self.lambda_grid))
@@ -214,6 +216,10 @@ class CovidExperiment(TaskGrid):
         (replicates sharing a seed)."""
         root = self.tuning_seed if self.tuning else self.seed
         return [np.random.SeedSequence(root, spawn_key=(int(r), stream)) for r in replicates]
+
+    def data_files(self) -> dict[str, Path]:
+        """The bulletins file (its SHA-256 joins the fingerprint)."""
+        return {"bulletins": resolve_data_path(self.data_path)}
 
     def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
         """The base run with the bulletins file resolved first (absolute, for every worker)."""
