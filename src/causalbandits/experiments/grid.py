@@ -155,17 +155,10 @@ class TaskGrid:
             raise ValueError(f"experiment {self.name!r} reads no data file")  # type: ignore[attr-defined]
         return dataclasses.replace(self, **{self.DATA_FIELD: str(path)})  # type: ignore[type-var]
 
-    def run(
-        self,
-        out_dir: str | Path,
-        *,
-        jobs: int = 1,
-        backend: str = "loky",
-        progress: bool = True,
-        metadata: dict[str, Any] | None = None,
-    ) -> pd.DataFrame:
+    def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
         """Run the unfinished tasks into ``out_dir``, the prerequisite's first; return the
-        whole long table."""
+        whole long table. ``options`` go to :func:`~causalbandits.experiments.runner.
+        run_tasks` (``jobs``, ``backend``, ``progress``, ``metadata``)."""
         first = self.prerequisite()
         stages = [self] if first is None else [first, self]
         config = self.config()
@@ -174,7 +167,6 @@ class TaskGrid:
             config["data_sha256"] = {name: file_digest(path) for name, path in files.items()}
         header = run_header(self.name, config)  # type: ignore[attr-defined]
         records = [record for grid in stages for record in grid.records()]
-        options = {"jobs": jobs, "backend": backend, "progress": progress, "metadata": metadata}
         grid: TaskGrid = self
         if first is not None:
             grid = self.given(first.run_stage(out_dir, header, records, options))

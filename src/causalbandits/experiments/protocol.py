@@ -34,16 +34,10 @@ class Experiment(Protocol):
     def with_replicates(self, replicates: int) -> Experiment:
         """The same experiment with ``replicates`` independent replicates (instance and noise)."""
 
-    def run(
-        self,
-        out_dir: str | Path,
-        *,
-        jobs: int = 1,
-        backend: str = "loky",
-        progress: bool = True,
-        metadata: dict[str, Any] | None = None,
-    ) -> pd.DataFrame:
-        """Compute (or resume) the long results table into ``out_dir``."""
+    def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
+        """Compute (or resume) the long results table into ``out_dir``; ``options`` are those
+        of :func:`~causalbandits.experiments.runner.run_tasks` (``jobs``, ``backend``,
+        ``progress``, ``metadata``)."""
 
     def write_tables(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         """Write the results tables; return their paths."""
@@ -73,18 +67,8 @@ class SpecExperiment:
     def with_replicates(self, replicates: int) -> SpecExperiment:
         return dataclasses.replace(self, spec=self.spec.replace(replicates=int(replicates)))
 
-    def run(
-        self,
-        out_dir: str | Path,
-        *,
-        jobs: int = 1,
-        backend: str = "loky",
-        progress: bool = True,
-        metadata: dict[str, Any] | None = None,
-    ) -> pd.DataFrame:
-        return run_experiment(
-            self.spec, out_dir, jobs=jobs, backend=backend, progress=progress, metadata=metadata
-        )
+    def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
+        return run_experiment(self.spec, out_dir, **options)
 
     def write_tables(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         """``results.csv``: mean, standard error and 95% band of every metric at ``T``."""
