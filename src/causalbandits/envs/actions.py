@@ -49,7 +49,8 @@ class ActionSet:
     def non_root(
         cls, dag: CausalDAG, include_reward: bool = True, reward_node: int | None = None
     ) -> ActionSet:
-        """Subsets of the non-root nodes (Robust-LCB's default, A5: 16 arms on its graph).
+        """Subsets of the non-root nodes: Robust-LCB's default, 16 arms on its graph
+        (decisions: robust-lcb A5).
 
         Interventions on roots are no-ops for a linear SEM (their columns are empty).
         """

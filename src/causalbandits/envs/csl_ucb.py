@@ -27,7 +27,7 @@ def make_environment(
 
     The system and its changes depend only on ``(SYSTEMS_SEED, system)``, so every
     algorithm faces the same systems. With ``change_points`` the mechanisms used by the
-    optimal arm are regenerated at those rounds (A10; E4 uses 1000 and 2000).
+    optimal arm are regenerated at those rounds (decisions: csl-ucb A10; E4 uses 1000 and 2000).
     """
     if system < 0:
         raise ValueError(f"system must be a non-negative index, got {system}")

@@ -4,7 +4,7 @@ Timing, with 1-based rounds: the feedback of round ``tau`` with delay ``d`` arri
 *end* of round ``tau + d``, i.e. it is part of what :meth:`FeedbackDelay.step` returns in
 round ``tau + d`` (with ``d = 0``, in round ``tau`` itself, as without the wrapper). So when
 deciding at round ``t`` the agent holds the feedback of the rounds ``tau <= t - 1 - d``
-(spec §2.4). Feedback due after the horizon ``T`` is never delivered.
+(the delay model of NDC-SEM Sec. II). Feedback due after the horizon ``T`` is never delivered.
 
 Random delays are uniform integers in ``[delay, max_delay]``, one per (replicate, round), from
 the wrapper's own stream of each replicate (common random numbers: they do not depend on the

@@ -165,12 +165,14 @@ def negated_interventions(
     placement: str = "start",
     rng: RNGLike = None,
 ) -> DeviationSchedule:
-    """Interventional columns pushed towards (and past) zero: the default design (A6).
+    """Interventional columns pushed towards (and past) zero: the default design
+    (decisions: robust-lcb A6).
 
     In a deviated round the actual interventional column of every node of the round's group
     is ``(1 - s / b) [B*]_i`` with ``b = max_i ||[B*]_i||``, a deviation of at most ``s``.
-    The default ``s = 2 b`` gives ``-[B*]_i`` (A6). With ``max_rounds = K`` a group never
-    deviates in more than ``K`` rounds: ``s`` grows to ``C / K`` when needed. ``groups``
+    The default ``s = 2 b`` gives ``-[B*]_i`` (decisions: robust-lcb A6). With
+    ``max_rounds = K`` a group never deviates in more than ``K`` rounds: ``s`` grows to
+    ``C / K`` when needed. ``groups``
     (default: one group of all nodes) deviate one after the other, or take turns with
     ``interleave``; deviations of different groups never meet in one round. Full rounds
     are followed by one partial round per group so that eq. 6 totals exactly ``budget``.

@@ -1,7 +1,7 @@
 """The NDC-SEM Covid experiment as a bandit (Sec. V-B, App. VII-D): the pre-processed instance
 and its replay environment.
 
-Pre-processing (App. VII-D3, spec §5.2 and its resolutions 16-23) of the bulletins that
+Pre-processing (App. VII-D3; decisions: ndc-sem 16-23) of the bulletins that
 :mod:`causalbandits.data.italy_covid` loads: daily new cases are ``nuovi_positivi`` clipped at
 0; a Gaussian KDE (Scott's rule) per region on 20 Apr - 3 Jun 2020 gives the region-specific
 ("instantaneous") cases ``b``, sampled every day and clipped at 0; a trailing 7-day moving
@@ -120,7 +120,7 @@ def italy_covid_instance(
     block: int = 10,
     shift: int | None = None,
 ) -> CovidInstance:
-    """Pre-process the bulletins for the Covid experiment (App. VII-D3, spec §5.2).
+    """Pre-process the bulletins for the Covid experiment (App. VII-D3, Sec. V-B).
 
     ``rng`` draws ``k`` (uniform in ``1..N-1``, unless ``shift`` is given), then the
     validation day of each block.
@@ -167,7 +167,7 @@ class CovidProblem(SemiBanditProblem):
 @dataclass(frozen=True)
 class CovidFeedback(SemiBanditFeedback):
     """``z = diag(b) x`` and the real ``y`` (R, N), plus the full ``b`` (R, N) that the graph
-    learner uses on training days (spec §5.2, step 8)."""
+    learner uses on training days (decisions: ndc-sem 22)."""
 
     b: np.ndarray
 

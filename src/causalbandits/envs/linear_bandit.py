@@ -39,7 +39,7 @@ class SEMRounds(ReplicatedEnvironment):
     indices into ``actions``; each round draws one noise vector per replicate from its own
     stream and returns ``X = T_a eps`` with the transfer matrices ``T_a = (I - B_a^T)^{-1}``
     of the round's model; the regret oracle compares ``expected_rewards`` with
-    ``optimal_value`` (within ``optimal_tolerance``, A12)."""
+    ``optimal_value`` (within ``optimal_tolerance``; decisions: csl-ucb A12)."""
 
     actions: ActionSet
     noise: NoiseModel
@@ -72,11 +72,12 @@ class SEMRounds(ReplicatedEnvironment):
 
     def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
         """``mu*_t - mu_{a,t}`` of each replicate's action for the round about to be played
-        (under the nominal model in deviation rounds, A7)."""
+        (under the nominal model in deviation rounds; decisions: robust-lcb A7)."""
         return self.optimal_value - self.expected_rewards[actions]
 
     def is_optimal(self, actions: np.ndarray) -> np.ndarray:
-        """Whether each action is within ``optimal_tolerance`` of the best (A12)."""
+        """Whether each action is within ``optimal_tolerance`` of the best
+        (decisions: csl-ucb A12)."""
         return self.expected_rewards[actions] >= self.optimal_value - self.optimal_tolerance
 
 
@@ -99,7 +100,7 @@ class LinearSEMBandit(SEMRounds):
         The ``C`` told to the learner (default: 0).
     optimal_tolerance:
         An action counts as optimal when its expected reward is within this of the best
-        (the CSL-UCB paper uses 1e-2, A12).
+        (the CSL-UCB paper uses 1e-2; decisions: csl-ucb A12).
     """
 
     def __init__(

@@ -1,4 +1,7 @@
-"""Piecewise-stationary linear-SEM bandits: mechanisms regenerated at change points (spec 001 E4).
+"""Piecewise-stationary linear-SEM bandits: mechanisms regenerated at change points.
+
+The non-stationary experiment of the CSL-UCB paper (Sec. VI-D, Figs. 9-10). Ids A10 and
+A12 below are entries of docs/decisions/csl-ucb.md; [code] marks the authors' code.
 
 At each change point some columns ("causal mechanisms") of ``B`` or ``B*`` are replaced by
 the recipe of A10 [code]: among the nodes on which all optimal arms agree, ``n_columns`` are

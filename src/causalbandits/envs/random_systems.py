@@ -1,4 +1,6 @@
-"""Random soft-intervention systems of the CSL-UCB experiments (spec 001, A1 and E3).
+"""Random soft-intervention systems of the CSL-UCB experiments (Sec. VI-C).
+
+Ids (A1, A12) are entries of docs/decisions/csl-ucb.md; [code] marks the authors' code.
 
 Nodes are numbered in topological order (``B[i, j] != 0`` only if ``i < j``), so the last
 node, the reward node, is a sink. ``B`` and ``B*`` are drawn independently; a draw is

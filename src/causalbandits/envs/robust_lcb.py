@@ -35,7 +35,8 @@ def make_environment(
     branching: int = 3,
     depth: int = 2,
 ) -> LinearSEMBandit:
-    """The paper's bandit with a deviation budget ``C`` spent by ``design`` (A6 by default)."""
+    """The paper's bandit with a deviation budget ``C`` spent by ``design`` (by default
+    decisions: robust-lcb A6)."""
     if design not in DEVIATION_DESIGNS:
         raise ValueError(
             f"unknown deviation design {design!r}; choose from {sorted(DEVIATION_DESIGNS)}"

@@ -106,7 +106,7 @@ class Bernoulli:
 
 @dataclass(frozen=True)
 class Uniform:
-    """``b[i] ~ U[beta[i] - h, beta[i] + h]`` (e.g. the strictly positive rewards of spec §8.3)."""
+    """``b[i] ~ U[beta[i] - h, beta[i] + h]`` (e.g. the strictly positive rewards of Sec. II)."""
 
     half_width: float
 
@@ -126,7 +126,7 @@ class Uniform:
 @dataclass(frozen=True)
 class SemiBanditProblem:
     """What a learner is told: ``N``, the budget ``s``, ``T``, whether ``A`` is known to be
-    strictly upper triangular (the known vertex order of §2.1; ``False`` allows cycles) and
+    strictly upper triangular (the known vertex order of Sec. II; ``False`` allows cycles) and
     the feedback delay bound (``D``, or ``D_max``; set by :class:`~causalbandits.envs.delay.
     FeedbackDelay`)."""
 
@@ -307,7 +307,7 @@ def random_upper_triangular(
     rng: RNGLike = None,
 ) -> np.ndarray:
     """``A`` with ``n_edges`` weights ``U(weight_range)`` placed uniformly among the strictly
-    upper-triangular slots (the known-order DAG of §2.1 and §5.1)."""
+    upper-triangular slots (decisions: ndc-sem 13)."""
     rows, cols = np.triu_indices(n_arms, k=1)
     if not 0 <= n_edges <= rows.size:
         raise ValueError(f"n_edges must lie in 0..{rows.size}, got {n_edges}")
@@ -333,7 +333,8 @@ def synthetic_means(
     min_gap: float = 0.05,
     max_attempts: int = 10_000,
 ) -> np.ndarray:
-    """Piecewise-constant ``beta`` (n_periods, N) for total effects ``weights`` (spec §5.1).
+    """Piecewise-constant ``beta`` (n_periods, N) for total effects ``weights``
+    (decisions: ndc-sem 14).
 
     The first period is drawn ``U(mean_range)``; at each change point ``n_redraw`` random arms
     (default ``N // 2``) get new means. Every period is redrawn until the gap between the
@@ -378,8 +379,9 @@ def ndc_synthetic_env(
     min_gap: float = 0.05,
     n_redraw: int | None = None,
 ) -> SemiBanditEnv:
-    """The synthetic experiment of Sec. V-A (spec §5.1): N = 10, s = 4, T = 5000, Bernoulli
-    rewards with changes at rounds 1000/2500/4000, a 9-edge upper-triangular DAG, U[0.4, 0.7];
+    """The synthetic experiment of Sec. V-A (decisions: ndc-sem 13, 14): N = 10, s = 4,
+    T = 5000, Bernoulli rewards with changes at rounds 1000/2500/4000, a 9-edge
+    upper-triangular DAG, U[0.4, 0.7];
     ``n_redraw`` arms get new means at each change point (:func:`synthetic_means`)."""
     generator = as_generator(rng)
     adjacency = random_upper_triangular(n_arms, n_edges, weight_range, generator)

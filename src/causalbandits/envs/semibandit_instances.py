@@ -119,7 +119,8 @@ class SemiBanditInstances(PiecewiseRounds):
 def synthetic_instances(
     instance_seeds: Sequence[np.random.SeedSequence], **options: object
 ) -> SemiBanditInstances:
-    """One §5.1 instance per seed (:func:`ndc_synthetic_env`), stacked into one environment.
+    """One synthetic instance (decisions: ndc-sem 14) per seed (:func:`ndc_synthetic_env`),
+    stacked into one environment.
 
     ``options`` go to :func:`ndc_synthetic_env` (its defaults are the paper's setup: ``N =
     10``, ``s = 4``, ``T = 5000``, changes at 1000/2500/4000; also ``n_edges``,

@@ -1,4 +1,6 @@
-"""GLR change detectors for the sub-graph residuals of CSL-UCB-CD (spec 001 Sec. 3.6).
+"""GLR change detectors for the sub-graph residuals of CSL-UCB-CD (Sec. V).
+
+Ids (A11) and [code] refer to docs/decisions/csl-ucb.md.
 
 Each detector watches ``n_streams`` independent streams (e.g. the ``2N`` (node, mode) pairs),
 fed one scalar at a time, whose null distribution is ``N(mean, variance)`` (eq. 41). A
@@ -274,7 +276,7 @@ def sem_window_glr(
 ) -> np.ndarray:
     """:func:`gaussian_window_glr` of a window under the linear SEM ``x = B^T x + eps``,
     ``eps ~ N(nu, diag(sigma^2))``, i.e. the model ``N(C^T nu, C^T diag(sigma^2) C)`` with
-    ``C = (I - B)^{-1}`` (GOLEM-MAB-CD's whole-graph detector, spec 001 §4.5).
+    ``C = (I - B)^{-1}`` (GOLEM-MAB-CD's whole-graph detector; decisions: csl-ucb B5).
 
     Computed on the whitened residuals ``y = (I - B)^T x`` (model ``N(nu, diag(sigma^2))``):
     the GLR is invariant under an invertible linear map of the data, and this avoids the

@@ -1,4 +1,4 @@
-"""Causal Sub-graph Learning, CSL (CSL-UCB Algorithm 1, §3.3).
+"""Causal Sub-graph Learning, CSL (CSL-UCB Algorithm 1).
 
 For one mode ``m``: start from the complete directed graph (no self-loops), fit every
 node's least squares on all candidates, score each edge ``j -> i`` by the edge-weighted
@@ -148,7 +148,8 @@ def learn_graph(
     weight: float = 1.0,
     rng: RNGLike = None,
 ) -> CSLResult:
-    """CSL on purely observational samples ``x`` (T, N) (graph identification, A9-i)."""
+    """CSL on purely observational samples ``x`` (T, N) (graph identification;
+    decisions: csl-ucb A9)."""
     x = np.asarray(x, dtype=float)
     if x.ndim != 2:
         raise ValueError(f"x must have shape (T, N), got {x.shape}")

@@ -10,13 +10,14 @@ After round ``t`` (rounds are numbered from 1, as in the paper) the statistics e
     E_t[i]    = beta_t[i] + C_t[i]                                                 (eq. 11)
 
 With a constant delay ``D`` "arrived by t" is ``tau <= t - D``, the paper's sums; with random
-delays it is the feedback that has actually arrived (spec §3.6, Corollary 1). The weight is
-``gamma^(t - tau)``, not ``gamma^(t - D - tau)``, exactly as written (spec resolution 5).
-Eq. 11's ``M[j]`` is read as ``M[i]`` (resolution 4); ``B = 1`` in the paper. Edge cases
-(resolution 6): ``M = 0`` gives ``E = +inf``, ``0/0`` in ``beta`` gives 0, ``log m_1 = 0``.
+delays it is the feedback that has actually arrived (Corollary 1). The weight is
+``gamma^(t - tau)``, not ``gamma^(t - D - tau)``, exactly as written (decisions: ndc-sem 5).
+Eq. 11's ``M[j]`` is read as ``M[i]`` (decisions: ndc-sem 4); ``B = 1`` in the paper. Edge
+cases (decisions: ndc-sem 6): ``M = 0`` gives ``E = +inf``, ``0/0`` in ``beta`` gives 0,
+``log m_1 = 0``.
 With ``gamma = 1`` and ``xi = 1/4`` the index is SEM-UCB's ``beta + sqrt((s+1) ln t / m_i)``.
 
-Updates are incremental and O(N) per round (spec §3.2): :meth:`advance` multiplies by
+Updates are incremental and O(N) per round (eqs. 10-11): :meth:`advance` multiplies by
 ``gamma`` at the end of each round, and :meth:`receive` adds an arrival from round ``tau``
 with weight ``gamma^(t - tau)``, so late and out-of-order feedback is exact.
 

@@ -2,14 +2,14 @@
 
 Paper convention: ``y = A y + z`` with ``A[i, j]`` the effect of node ``j`` on node ``i`` (the
 library's edge-weight matrix ``W[i, j]`` = weight of edge ``i -> j`` is ``A.T``). Eq. 9, with
-the matrix "L2 norm" read as the Frobenius norm (spec §3.1, resolution 1):
+the matrix "L2 norm" read as the Frobenius norm (decisions: ndc-sem 1):
 
     A_hat = argmin_A  ||Y - A Y - Z||_F^2 + lam * sum_ij A[i, j]
             s.t.  A >= 0,  A[i, j] = 0 off the support,
 
 where ``Y, Z`` are the ``N x n`` matrices of the received rounds. The objective carries no
 ``1/(2n)`` factor: per row it equals scikit-learn's ``Lasso(positive=True,
-fit_intercept=False)`` objective times ``2n`` with ``alpha = lam / (2n)`` (spec resolution 3).
+fit_intercept=False)`` objective times ``2n`` with ``alpha = lam / (2n)`` (decisions: ndc-sem 3).
 
 Supports: ``"dag"`` is the paper's known vertex order (strictly upper triangular, row ``i`` uses
 columns ``j > i``); ``"cyclic"`` keeps only ``A[i, i] = 0`` (the Covid experiment).

@@ -1,4 +1,4 @@
-"""Kraskov-Stoegbauer-Grassberger k-nearest-neighbour mutual information (CSL-UCB §3.2).
+"""Kraskov-Stoegbauer-Grassberger k-nearest-neighbour mutual information (CSL-UCB eq. 25).
 
 KSG "algorithm 2" (Kraskov et al. 2004, eq. 9) with the max-norm in the joint space:
 

@@ -1,4 +1,5 @@
-"""Optimistic expected values of a linear SEM for every action at once (eq. 18, §3.1.1).
+"""Optimistic expected values of a linear SEM for every action at once (eq. 18;
+decisions: robust-lcb A3).
 
 The support function of the ellipsoid ``{theta : ||theta - theta_hat||_M <= beta}`` in the
 direction ``u`` is ``theta_hat^T u + beta ||u||_{M^{-1}}`` (closed form). Greedy forward
@@ -176,7 +177,7 @@ def block_coordinate_ascent(
     target: int,
     sweeps: int = 2,
 ) -> np.ndarray:
-    """Eq. 18 by block-coordinate ascent over the columns (spec §3.1.1 b.2), ``(R, A)``.
+    """Eq. 18 by block-coordinate ascent over the columns (decisions: robust-lcb A3), ``(R, A)``.
 
     Starts from the greedy maximisers and, node by node, moves each column to the point of
     its ellipsoid that maximises ``sign(gamma_i) theta^T mu_pa(i)``, where ``gamma_i`` is the

@@ -1,4 +1,6 @@
-"""Predicted rewards and the reward uncertainty of Theorem 1 for every arm (CSL-UCB §3.4).
+"""Predicted rewards and the reward uncertainty of Theorem 1 for every arm (CSL-UCB eq. 36).
+
+Ids (A3, A4, A5, A8, A16) are entries of docs/decisions/csl-ucb.md.
 
 For arm ``a`` (a mask over the nodes), ``B_hat_a`` takes column ``i`` from ``B_hat*`` where
 ``a_i = 1`` and from ``B_hat`` otherwise (eq. 2). Then

@@ -86,8 +86,9 @@ class WeightedRidge:
         """Add one sample ``(x, y)`` to each of the distinct flat ``slots``.
 
         ``x`` has shape ``(len(slots), dim)`` and ``y`` ``(len(slots),)``. ``weight_rule`` maps
-        the weighted exploration bonus ``||x||_{Vt^{-1}}`` (``Vt`` before this sample, A1) to
-        the sample weights; ``None`` means unit weights. Returns the weights used.
+        the weighted exploration bonus ``||x||_{Vt^{-1}}`` (``Vt`` before this sample;
+        decisions: robust-lcb A1) to the sample weights; ``None`` means unit weights. Returns
+        the weights used.
         """
         if self.unit_weights:
             if weight_rule is not None:

@@ -1,5 +1,6 @@
 """Whole-graph structure learning baselines (GOLEM-EV, DAGMA-linear), graph metrics, and the
-whole-graph Gaussian GLR change detector of GOLEM-MAB-CD (spec 001, §4.2-4.3, §4.5, §5 E1).
+whole-graph Gaussian GLR change detector of GOLEM-MAB-CD
+(decisions: csl-ucb B2, B3, B5, A13).
 
 Convention: ``B[i, j]`` is the weight of the edge ``i -> j`` (column ``j`` holds node ``j``'s
 incoming weights), and a sample is a row ``x`` with ``x = B^T x + eps``. For a data matrix
@@ -92,7 +93,7 @@ def threshold_to_dag(weights: np.ndarray, threshold: float = 0.3) -> np.ndarray:
 
 
 def graph_metrics(b_true: np.ndarray, b_hat: np.ndarray) -> dict[str, float | bool | int]:
-    """Graph-identification metrics of spec 001 eqs. (60)-(63) for one run.
+    """Graph-identification metrics of CSL-UCB eqs. 60-63 for one run.
 
     An entry counts as an edge when it is non-zero.
 
@@ -165,7 +166,7 @@ def _golem_value_grad(
 def golem_ev_objective(
     B: np.ndarray, X: np.ndarray, lambda1: float = 2e-2, lambda2: float = 5.0
 ) -> float:
-    """The GOLEM-EV score (spec §4.2) of ``B`` on data ``X`` (centred here):
+    """The GOLEM-EV score (eq. 57; decisions: csl-ucb B2) of ``B`` on data ``X`` (centred here):
     ``(N/2) log ||X - X B||_F^2 - log|det(I - B)| + lambda1 ||B||_1
     + lambda2 [tr(exp(B o B)) - N]``."""
     return _golem_value_grad(np.asarray(B, dtype=float), _centred_gram(X), lambda1, lambda2)[0]
@@ -233,7 +234,7 @@ def golem_ev(
     ftol: float = 1e-12,
     gtol: float = 1e-5,
 ) -> np.ndarray:
-    """GOLEM with equal noise variances (Ng, Ghassami & Zhang 2020; spec 001 §4.2).
+    """GOLEM with equal noise variances (Ng, Ghassami & Zhang 2020; decisions: csl-ucb B2).
 
     Minimises, over ``B`` with a zero diagonal,
 
@@ -477,8 +478,8 @@ def dagma_linear(
 
     over the ``W`` for which ``sI - W o W`` is an M-matrix, with ``mu_k = mu_init
     mu_factor^k``; then zero ``|W| < w_threshold``. Data are column-centred. Defaults are
-    those of ``dagma.linear.DagmaLinear(loss_type="l2").fit`` (``dagma`` 1.1.1), as in spec
-    001 §4.3.
+    those of ``dagma.linear.DagmaLinear(loss_type="l2").fit`` (``dagma`` 1.1.1) (decisions:
+    csl-ucb A13, B3).
 
     Each stage runs the package's (sub)gradient Adam loop step for step (``lr``,
     ``beta_1``, ``beta_2``; ``warm_iter`` steps, ``max_iter`` in the last stage; a stop when

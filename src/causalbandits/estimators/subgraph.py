@@ -1,4 +1,6 @@
-"""Per-(node, mode) data of the sub-graph least squares of CSL-UCB (§3.1, §7).
+"""Per-(node, mode) data of the sub-graph least squares of CSL-UCB (eq. 21).
+
+Ids (A2, A3, A7, A11) are entries of docs/decisions/csl-ucb.md.
 
 Sub-graph ``(i, m)`` is node ``i`` with its incoming edges under mode ``m`` (0 observational,
 1 intervened). Its data are the rounds in which node ``i`` was in mode ``m``; its regression
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-#: Eigenvalue ratio below which a Gram block counts as ill-conditioned (§7: ridge guard).
+#: Eigenvalue ratio below which a Gram block counts as ill-conditioned (A2: ridge guard).
 _CONDITION_FLOOR = 1e-12
 #: Ridge added to an ill-conditioned block, relative to its mean eigenvalue ``trace / p``.
 _RIDGE = 1e-8
@@ -143,7 +145,7 @@ class SubgraphData:
         self._rounds = end
 
     def reset(self, node: int, mode: int) -> None:
-        """Forget the samples of pair ``(node, mode)`` (after a detected change, §3.6).
+        """Forget the samples of pair ``(node, mode)`` (after a detected change, A11).
 
         Later rounds fill the pair again from zero, up to ``n_max``.
         """
@@ -166,10 +168,10 @@ class SubgraphData:
         return x, x[:, node] - self.noise_mean[node]
 
     def ols(self, node: int, mode: int, parents: Sequence[int] | np.ndarray) -> np.ndarray:
-        """Least-squares weights of ``parents`` -> ``node`` in ``mode`` (§3.1), shape ``(p,)``.
+        """Least-squares weights of ``parents`` -> ``node`` in ``mode`` (A2), shape ``(p,)``.
 
         ``solve(G[S, S], h[S])``; an ill-conditioned block gets a ridge of
-        ``1e-8 trace / p`` (§7) instead of an unstable solve.
+        ``1e-8 trace / p`` (A2) instead of an unstable solve.
         """
         index = self._check_parents(node, mode, parents, minimum=0)
         if index.size == 0:

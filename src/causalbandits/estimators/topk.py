@@ -2,7 +2,7 @@
 
 Eq. 12 maximises ``1^T (I - A_hat)^{-1} diag(E) x = sum_i w_i E_i x_i`` over ``||x||_0 <= s``
 with ``w = (I - A_hat)^{-T} 1``: it keeps the ``s`` largest *positive* scores ``w_i E_i``
-(spec §3.3). A score ``<= 0`` adds nothing, so with ``positive_only`` fewer than ``s`` arms
+(eq. 12). A score ``<= 0`` adds nothing, so with ``positive_only`` fewer than ``s`` arms
 are returned when fewer scores are positive (the cyclic Covid case); ``positive_only=False``
 always returns exactly ``s`` arms (an equally optimal choice in the DAG case, where scores are
 ``>= 0``). Ties at the ``s``-th score are broken by the ``uniforms`` (largest first), or

@@ -6,11 +6,11 @@ training days received so far for every ``lam`` of a grid, and the ``lam`` with 
 prediction error on the validation days received so far wins:
 
     eps(t) = 1 / (N K(t)) * sum_{tau in K(t)} || y_tau - y_hat_tau ||_1,
-    y_hat_tau = (I - A_hat)^{-1} b_tau                    (spec §5.2, resolution 21).
+    y_hat_tau = (I - A_hat)^{-1} b_tau                    (decisions: ndc-sem 21).
 
 ``(I - A_hat)^{-1}`` is the solution (4) of the SEM only when the spectral radius of ``A_hat``
 is below 1; with cycles allowed it may not be, and the prediction then falls back to the
-pseudo-inverse of ``I - A_hat`` with a warning (spec resolution 25). A fit with a spectral
+pseudo-inverse of ``I - A_hat`` with a warning (decisions: ndc-sem 25). A fit with a spectral
 radius >= 1 still competes on its (pseudo-inverse) validation error.
 
 Ties in ``eps`` (e.g. every ``lam`` large enough to give the empty graph) go to the smallest
@@ -32,7 +32,7 @@ from causalbandits.estimators.lasso import (
     nonnegative_lasso,
 )
 
-#: Decades 1e-5 ... 1e6: the range the paper grid-searches (Sec. V-A; spec resolution 2).
+#: Decades 1e-5 ... 1e6: the range the paper grid-searches (Sec. V-A; decisions: ndc-sem 2).
 DECADE_GRID: tuple[float, ...] = tuple(10.0**k for k in range(-5, 7))
 #: Spectral radius from which ``(I - A)^{-1}`` no longer solves the SEM (4).
 UNSTABLE_RADIUS = 1.0 - 1e-12
@@ -265,7 +265,7 @@ class SharedValidatedSEMLasso:
     """One single-replicate :class:`ValidatedSEMLasso` serving ``R`` replicates with equal data.
 
     Replicates that differ only in what the graph learner ignores learn the same graphs: with
-    the full ``(y_tau, b_tau)`` as input (spec §5.2 step 8) the learner ignores the decisions,
+    the full ``(y_tau, b_tau)`` as input (decisions: ndc-sem 22) the learner ignores the decisions,
     so e.g. NDC-SEM with a grid of ``(gamma, xi)`` (App. VII-D5), run as replicates on one
     reward sample, needs eq. 9 fitted once per day, not once per replicate. :meth:`add`
     checks that every replicate's arrivals equal replicate 0's; the outputs are broadcast

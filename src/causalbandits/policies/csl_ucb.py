@@ -6,7 +6,7 @@ plays ``argmax_a [mu_hat_a]_N + alpha_t U(a)`` (eq. 37), with ``U`` from Theorem
 CD variant watches each sub-graph's whitened residual ``y_i = x_i - [B_hat_a]_i^T x``
 (eq. 39-40) with a GLR detector and re-learns only the sub-graphs that changed.
 
-Schedules (spec §3.5): random arms until every (node, mode) pair has ``min_samples``
+Schedules (decisions: csl-ucb A6): random arms until every (node, mode) pair has ``min_samples``
 samples (since its last reset); CSL every ``graph_every`` rounds; weights, bounds and a new
 arm every ``update_every`` rounds, the arm being replayed in between; ``alpha_t`` is the
 cosine anneal ``alpha_0 (1 + cos(pi (t - t_r) / (T - t_r))) / 2`` with
@@ -65,7 +65,7 @@ class CSLUCBSettings:
             raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
 
 
-#: ``paper``: the paper's schedule (graphs updated every 20 slots), no sample cap (A7).
+#: ``paper``: the paper's schedule (graphs every 20 slots), no cap (decisions: csl-ucb A7).
 #: ``authors-code``: the released code: CSL every 50 rounds, first 100 samples per pair.
 PRESETS = {
     "paper": CSLUCBSettings(),

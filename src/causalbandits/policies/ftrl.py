@@ -1,4 +1,6 @@
-"""FTRL with the HYBRID regulariser of Zimmert, Luo & Wei (ICML 2019) on m-sets (NDC-SEM §4).
+"""FTRL with the HYBRID regulariser of Zimmert, Luo & Wei (ICML 2019) on m-sets.
+
+The NDC-SEM paper's FTRL baseline (Sec. V; decisions: ndc-sem B-FTRL).
 
 The super arms are the m-sets: exactly ``m = s`` of the ``N`` base arms. Round ``t`` plays a
 set whose inclusion probabilities are
@@ -192,13 +194,14 @@ class FTRLHybrid:
     feedback of the round just played (fields ``y`` and ``z``, each ``(R, N)``) or the
     :class:`~causalbandits.envs.delay.DelayedFeedback` of a delay wrapper (``rounds``,
     ``replicates`` and ``feedback`` with ``(K, N)`` fields): feedback is used when it arrives,
-    with the super arm and marginals the policy kept for its round (spec §4, §7.1).
+    with the super arm and marginals the policy kept for its round (decisions: ndc-sem B-FTRL).
 
     Parameters
     ----------
     problem: anything with ``n_arms`` (``N``) and ``budget`` (``m = s``).
-    reward_scale: observations are divided by it and clipped to ``[0, 1]`` (spec §4, e.g.
-        ``y_max = max_i sum_j [(I - A)^{-1}]_ij``); ``None`` uses each replicate's running max.
+    reward_scale: observations are divided by it and clipped to ``[0, 1]``
+        (decisions: ndc-sem 10, e.g. ``y_max = max_i sum_j [(I - A)^{-1}]_ij``); ``None`` uses
+        each replicate's running max.
     observe: ``"y"`` (overall rewards, the paper's protocol) or ``"z"`` (instantaneous).
     hybrid: ``gamma_h``; ``None`` chooses it by :func:`hybrid_weight`.
     """

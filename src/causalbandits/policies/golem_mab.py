@@ -1,5 +1,5 @@
 """GOLEM-MAB and GOLEM-MAB-CD: explore-then-commit with whole-graph structure learning
-(spec 001 §4.5; the paper's baseline for CSL-UCB and CSL-UCB-CD).
+(decisions: csl-ucb B5; the paper's baseline for CSL-UCB and CSL-UCB-CD).
 
 * Rounds ``1..n_learn``: play the empty intervention (``a = 0``); fit ``B_hat`` with
   GOLEM-EV (:func:`~causalbandits.estimators.structure_learning.golem_ev`) on those samples.
@@ -43,8 +43,9 @@ def mixture_means(
     """``mu_a = (I - B_a^T)^{-1} nu`` of every action (rows of ``masks``), shape ``(A, N)``.
 
     ``B_a`` takes column ``j`` from ``intervention_weights`` where ``masks[a, j]`` and from
-    ``weights`` elsewhere. Two estimated DAGs can mix into a cyclic ``B_a`` (spec A8): arms
-    whose ``I - B_a`` is singular (or numerically so) get ``-inf``; with
+    ``weights`` elsewhere. Two estimated DAGs can mix into a cyclic ``B_a``
+    (decisions: csl-ucb A8): arms whose ``I - B_a`` is singular (or numerically so) get
+    ``-inf``; with
     ``exclude_cyclic=True`` every arm with a cyclic ``B_a`` does.
     """
     masks = np.asarray(masks, dtype=bool)
@@ -88,7 +89,7 @@ class GolemMAB:
     lambda1, lambda2, threshold:
         GOLEM-EV's L1 and acyclicity weights and post-processing threshold.
     exclude_cyclic:
-        Give ``-inf`` to arms whose estimated ``B_a`` mixes into a cycle (spec A8 (b)-like).
+        Give ``-inf`` to arms whose estimated ``B_a`` mixes into a cycle (decisions: csl-ucb A8).
         Default ``False``, as in the authors' code (only singular systems are excluded).
     window, glr_threshold, noise_variance:
         The change detector's window (20), threshold on the per-sample, per-node GLR (20)

@@ -1,8 +1,8 @@
 """Causal UCB and Thompson sampling on a linear SEM with a known graph.
 
 * :class:`RobustLCB` — Robust-LCB (Yan et al., Algorithm 1): weighted OLS with weights
-  ``min(1/C, 1/(C ||x||_{Vt^{-1}}))`` (eq. 17, A1), ellipsoids in the ``V Vt^{-1} V`` norm
-  (eq. 14-16) with radius from Lemma 1, UCB eq. 18, argmax eq. 19.
+  ``min(1/C, 1/(C ||x||_{Vt^{-1}}))`` (eq. 17; decisions: robust-lcb A1), ellipsoids in the
+  ``V Vt^{-1} V`` norm (eq. 14-16) with radius from Lemma 1, UCB eq. 18, argmax eq. 19.
 * :class:`LinSEMUCB` — Varici et al.'s LinSEM-UCB: the same machinery with unit weights and
   the OFUL-type radius ``1 + sqrt(2 log(1/delta) + d log(1 + m^2 t / d))``.
 * :class:`LinSEMTS` — LinSEM-TS: columns drawn from ``N(theta_hat, var V^{-1})``, then the
@@ -104,7 +104,8 @@ class LinSEMUCB(_LinearSEMLearner):
         self.m = problem.x_norm_bound
 
     def beta(self, t: int) -> float:
-        """OFUL-type radius ``1 + sqrt(2 log(1/delta) + d log(1 + m^2 t / d))`` (spec §4.1)."""
+        """OFUL-type radius ``1 + sqrt(2 log(1/delta) + d log(1 + m^2 t / d))``
+        (decisions: robust-lcb A9)."""
         d, m = self.d, self.m
         return 1.0 + np.sqrt(2 * np.log(1 / self.delta) + d * np.log(1 + m * m * t / d))
 
@@ -153,7 +154,8 @@ class RobustLCB(LinSEMUCB):
         return np.sqrt(2 * np.log(1 / self.delta) + d * np.log(1 + m * m * t / (d * c * c))) + 1 + m
 
     def weight_rule(self, bonus: np.ndarray) -> np.ndarray:
-        """Eq. 17 with ``Vt`` before the sample (A1): ``min(1/C, 1/(C ||x||_{Vt^{-1}}))``."""
+        """Eq. 17 with ``Vt`` before the sample (decisions: robust-lcb A1):
+        ``min(1/C, 1/(C ||x||_{Vt^{-1}}))``."""
         return np.minimum(1.0, 1.0 / np.maximum(bonus, 1e-300)) / self.deviation_budget
 
 

@@ -5,17 +5,17 @@ its graph learner (eq. 9), computes the UCB indices ``E`` of its index (eq. 10-1
 the top-``s`` base arms of ``w_hat * E`` with ``w_hat = (I - A_hat)^{-T} 1`` (the exact oracle
 of eq. 12). The first ``N`` rounds play the columns of the initialisation matrix ``H``
 (Algorithm 1, lines 1-4); with ``wait_for_initial_feedback`` it keeps cycling through ``H``
-while their feedback is in flight (spec §3.5: until round ``N + D``, with ``D`` the delay
-bound the problem states).
+while their feedback is in flight (until round ``N + D``, with ``D`` the delay bound the
+problem states; decisions: ndc-sem 7).
 
 The index is :class:`DiscountedIndex` (eq. 10-11: discounted means and counts with factor
 ``gamma``, exploration constant ``xi``); the graph learner is :class:`LassoGraph` (a fixed
 penalty) or :class:`~causalbandits.policies.ndc_sem_validated.ValidatedGraph` (penalty tuned
 online). The public policies are presets: :class:`NDCSEM` (discounted index, fixed-penalty
-lasso) and :class:`SEMUCB` (Nourani-Koliji et al., IJCAI 2022; spec §4), the stationary,
-delay-agnostic predecessor: undiscounted sample means and the index ``beta_hat + sqrt((s +
-1) ln t / m_i)``, i.e. eq. 11 with ``gamma = 1`` and ``xi = 1/4``, which does not wait for
-the delayed feedback of ``H`` (unobserved arms have index ``+inf``).
+lasso) and :class:`SEMUCB` (Nourani-Koliji et al., IJCAI 2022; decisions: ndc-sem 11), the
+stationary, delay-agnostic predecessor: undiscounted sample means and the index
+``beta_hat + sqrt((s + 1) ln t / m_i)``, i.e. eq. 11 with ``gamma = 1`` and ``xi = 1/4``, which
+does not wait for the delayed feedback of ``H`` (unobserved arms have index ``+inf``).
 """
 
 from __future__ import annotations
@@ -145,8 +145,9 @@ class SEMSemiBandit:
     index: the UCB index of eq. 10-11 (:class:`DiscountedIndex`).
     graph: the graph learner of eq. 9 (:class:`LassoGraph` or a validated one).
     graph_input: the exogenous input the graph learner regresses on: ``"z"`` (eq. 8) or
-        ``"b"`` (the full reward vector, which the Covid data reveal; spec §5.2).
-    wait_for_initial_feedback: cycle through ``H`` until its feedback has arrived (§3.5).
+        ``"b"`` (the full reward vector, which the Covid data reveal; decisions: ndc-sem 22).
+    wait_for_initial_feedback: cycle through ``H`` until its feedback has arrived
+        (decisions: ndc-sem 7).
     """
 
     def __init__(

@@ -6,7 +6,7 @@ ndc_sem.SEMUCB` and the graph learner :class:`ValidatedGraph`: a :class:`~causal
 estimators.validated_lasso.ValidatedSEMLasso`, which fits eq. 9 on the training days for
 every ``lam`` of a grid and uses the ``lam`` with the lowest validation error ``eps(t)``.
 The learner sees the full ``(y_tau, b_tau)`` of the received days (``graph_input="b"``,
-spec §5.2 step 8) or ``z_tau = diag(b_tau) x_tau`` (``"z"``); the validation days come from
+decisions: ndc-sem 22) or ``z_tau = diag(b_tau) x_tau`` (``"z"``); the validation days come from
 the problem (``problem.validation``, as :class:`~causalbandits.envs.italy_covid.CovidProblem`
 provides) or the ``validation`` argument. With ``graph_input="b"`` the learner ignores the
 decisions, so both policies learn the same graphs from the same data.
@@ -141,7 +141,8 @@ class ValidatedNDCSEM(SEMSemiBandit):
 
 
 class ValidatedSEMUCB(SEMSemiBandit):
-    """SEM-UCB (spec §4) with the same online ``lam`` tuning as :class:`ValidatedNDCSEM`."""
+    """SEM-UCB (decisions: ndc-sem 11) with the same online ``lam`` tuning as
+    :class:`ValidatedNDCSEM`."""
 
     def __init__(
         self,

@@ -1,4 +1,5 @@
-"""The clairvoyant oracle of the NDC-SEM paper (spec §4.6): it plays ``x*_t`` every round.
+"""The clairvoyant oracle of the NDC-SEM paper: it plays ``x*_t`` every round
+(decisions: ndc-sem B-oracle).
 
 ``x*_t`` is the top-``s`` of ``w* beta_t`` with ``w* = (I - A)^{-T} 1`` (eq. 6), which only the
 environment knows, so the oracle is built from the environment's optimal super arms per

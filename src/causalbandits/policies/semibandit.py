@@ -1,12 +1,12 @@
-"""Combinatorial semi-bandit baselines (NDC-SEM paper, spec §4) and their shared plumbing.
+"""Combinatorial semi-bandit baselines (NDC-SEM paper, Sec. V) and their shared plumbing.
 
 Every policy here selects super arms as ``(R, N)`` boolean masks and learns from feedback as
 it arrives: the plain :class:`~causalbandits.envs.semibandit.SemiBanditFeedback` of the round
 just played, or the :class:`~causalbandits.envs.delay.DelayedFeedback` of a delay wrapper.
 The causal-agnostic baselines observe the overall rewards ``y[i]`` of the chosen arms
 ("we apply all the benchmarks to the vector of overall reward"), normalised to ``[0, 1]`` by
-each replicate's running maximum (spec §4) and are delay-agnostic: they update when feedback
-arrives and otherwise ignore the delay.
+each replicate's running maximum (decisions: ndc-sem 10) and are delay-agnostic: they update
+when feedback arrives and otherwise ignore the delay.
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ class CTS(_CountingBaseline):
 
 
 class RandomSuperArm:
-    """A uniformly random super arm of exactly ``s`` arms every round (spec §4)."""
+    """A uniformly random super arm of exactly ``s`` arms every round (decisions: ndc-sem 12)."""
 
     def __init__(self, problem: object) -> None:
         self.n_arms, self.budget = int(problem.n_arms), int(problem.budget)

@@ -12,8 +12,9 @@ from causalbandits.random import random_argmax, uniform_stream
 class UCB1:
     """UCB1 with every arm played once first, optionally over a sliding window per arm.
 
-    The index is ``mean_a + sqrt(2 log(1/delta) / n_a)`` (Robust-LCB spec §4.2, A11), or, when
-    ``exploration`` is given, ``mean_a + exploration sqrt(log t / n_a)`` (CSL-UCB eq. 64).
+    The index is ``mean_a + sqrt(2 log(1/delta) / n_a)`` (decisions: robust-lcb A11), or, when
+    ``exploration`` is given, ``mean_a + exploration sqrt(log t / n_a)`` (CSL-UCB eq. 64;
+    decisions: csl-ucb B1).
     With ``window = w`` each arm's mean and count use only its last ``w`` rewards (the
     non-stationary baseline of the CSL-UCB paper).
 

@@ -88,7 +88,7 @@ class LinearSEM:
         return np.einsum("...ij,...j->...i", self.transfer_matrices(masks), eps)
 
     def x_norm_bound(self, masks: np.ndarray) -> float:
-        """``m``: an upper bound on ``||X||`` under every mask (Robust-LCB's bound, A9).
+        """``m``: an upper bound on ``||X||`` under every mask (decisions: robust-lcb A9).
 
         Exact when every transfer matrix is non-negative and the noise is non-negative
         (the maximum is then at the upper noise bound); otherwise the operator-norm bound.

@@ -4,7 +4,7 @@ E3 (Figs. 7-8): stationary bandits on 100 random systems (N = 10, 1024 arms, T =
 E4 (Figs. 9-10): the same with mechanism changes at t = 1000 and 2000 (T = 3000, A10).
 Each system is one setting with one replicate, so every algorithm meets the same systems
 and the same noise. The paper prints relative numbers only; :data:`CLAIMS` holds them and
-the report puts ours beside them.
+the report puts ours beside them. Ids (A10) and [code] refer to docs/decisions/csl-ucb.md.
 """
 
 from __future__ import annotations

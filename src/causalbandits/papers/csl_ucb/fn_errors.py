@@ -12,7 +12,7 @@ its plug-in model, the learned graphs ``G_hat, G_hat'`` and weights ``B_hat, B_h
 record
 
 * whether the learned graphs miss at least one true edge of ``B`` or ``B'`` (an FN error);
-* the normalised reward error (A14): the mean over arms of
+* the normalised reward error (decisions: csl-ucb A14): the mean over arms of
   ``|[mu_hat_a]_N - [mu_a]_N| / |[mu_a]_N|``, with ``mu_hat_a = (I - B_hat_a^T)^{-1} nu``
   (eq. 3 with the estimates) and ``mu_a`` the truth.
 
@@ -125,7 +125,8 @@ class FNImpactExperiment(TaskGrid):
 
 
 def score_model(env: LinearSEMBandit, graphs: np.ndarray, weights: np.ndarray) -> tuple[float, int]:
-    """Normalised reward error over all arms (A14) and the number of missed true edges.
+    """Normalised reward error over all arms (decisions: csl-ucb A14) and the number of
+    missed true edges.
 
     ``graphs`` and ``weights`` have shape ``(2, N, N)``: mode 0 (``B``), mode 1 (``B'``);
     the estimated means are eq. 3 with the estimates.

@@ -6,12 +6,14 @@ U(0.5, 2) with a random sign, noise N(1, 1)), and four methods estimate the obse
 weights ``B`` (mode 0):
 
 * CSL (Algorithm 1, ``w = 1``, KSG with ``k = 5``) and CSL-nw (``w = 0``);
-* GOLEM-EV (``lambda1 = 0.02``, ``lambda2 = 5``, threshold 0.3, §4.2);
+* GOLEM-EV (``lambda1 = 0.02``, ``lambda2 = 5``, threshold 0.3, B2);
 * DAGMA (linear, least squares, the package's defaults as in :func:`dagma_linear`, A13).
 
 Per run and method the table holds the metrics of :func:`graph_metrics`: the graph-FN
 indicator (eq. 60; its mean over runs is the graph-FN rate), precision (61), recall (62) and
 NSHD (63).
+
+Ids (A1, A9, A13, B2) and [code] refer to the entries of docs/decisions/csl-ucb.md.
 
 Data regime (A9; the paper does not say which data Figs. 2-5 used)
 -------------------------------------------------------------------
@@ -21,10 +23,10 @@ and learn mode 0 from the rounds in which node ``i`` was not intervened on (abou
 samples per sub-graph ``(i, 0)``). GOLEM and DAGMA assume one observational distribution and
 get ``T`` observational samples (``a = 0``).
 
-``regime="observational"`` (A9-i, the spec's recommendation): every method gets the same
-``T`` observational samples.
+``regime="observational"`` (A9-i, the project's first plan): every method gets the same ``T``
+observational samples.
 
-Why the default departs from the spec's A9-i: on purely observational data CSL regresses
+Why the default departs from A9-i: on purely observational data CSL regresses
 every node on all the others, its children included, which shrinks the coefficients of true
 parents; the −log|B̂| term then tends to remove true edges, and CSL misses at least one true
 edge in most small random graphs even with many samples (measured: graph-FN rate 75% over 20
@@ -85,7 +87,7 @@ QUICK_RUNS = 10
 
 #: CSL weight ``w`` of eq. 25 per CSL variant.
 CSL_WEIGHTS = {"CSL": 1.0, "CSL-nw": 0.0}
-#: GOLEM-EV settings [code] (§4.2).
+#: GOLEM-EV settings [code] (B2).
 GOLEM_PARAMS = {"lambda1": 0.02, "lambda2": 5.0, "threshold": 0.3}
 
 # Stream identifiers of E1's own key layout (see the module docstring).
@@ -101,7 +103,7 @@ CLAIMS = {
     "fn_rate": {"CSL-nw": 1.0},
     "fn_reduction": {"GOLEM": 0.811, "DAGMA": 0.869},
 }
-#: Thresholds of our verdicts (spec §8 AE2).
+#: Thresholds of our verdicts (project thresholds, not the paper's).
 CSL_MIN_RECALL = 0.98
 CSL_NW_MIN_FN_RATE = 0.9
 MAX_FN_RATIO = 1 / 3
@@ -118,16 +120,16 @@ LABELS = {
 #: What each data regime means (A9), stated in the report.
 REGIME_TEXT = {
     "interventional": (
-        "Data regime: **interventional** (A9-ii, the project's default). CSL and CSL-nw "
-        "learn B from T rounds of uniformly random arms, using for node i the rounds in "
-        "which i was not intervened on (about T/2 per node); GOLEM and DAGMA get T "
-        "observational samples. On purely observational data (A9-i, "
-        "`csl-ucb-e1-observational`) CSL misses true edges far more often: regressing a "
+        "Data regime: **interventional** (the project's default; decisions: csl-ucb A9). "
+        "CSL and CSL-nw learn B from T rounds of uniformly random arms, using for node i "
+        "the rounds in which i was not intervened on (about T/2 per node); GOLEM and DAGMA "
+        "get T observational samples. On purely observational data "
+        "(`csl-ucb-e1-observational`) CSL misses true edges far more often: regressing a "
         "node on all others, children included, shrinks true-edge weights."
     ),
     "observational": (
-        "Data regime: **observational** (A9-i): every method gets the same T "
-        "observational samples (a = 0)."
+        "Data regime: **observational** (decisions: csl-ucb A9): every method gets the "
+        "same T observational samples (a = 0)."
     ),
 }
 
@@ -291,7 +293,7 @@ def e1(quick: bool = False) -> GraphIdentificationExperiment:
 
 
 def e1_observational(quick: bool = False) -> GraphIdentificationExperiment:
-    """E1 on observational data for every method (A9-i, the spec's recommendation)."""
+    """E1 on observational data for every method (A9-i)."""
     return replace(
         e1(quick),
         regime="observational",
@@ -418,7 +420,8 @@ def build_report(df: pd.DataFrame, dagma_options: dict[str, Any] | None = None) 
         f"{df['run'].nunique()} runs per (N, T); "
         f"N in {{{', '.join(map(str, sorted(df['n_nodes'].unique())))}}}, "
         f"T in {{{', '.join(map(str, sorted(df['samples'].unique())))}}}; the authors' "
-        "generator (A1), noise N(1, 1); estimating B (mode 0). CSL: w = 1, k = 5; CSL-nw: "
+        "generator (decisions: csl-ucb A1), noise N(1, 1); estimating B (mode 0). "
+        "CSL: w = 1, k = 5; CSL-nw: "
         f"w = 0; GOLEM-EV: lambda1 = 0.02, lambda2 = 5, threshold 0.3; DAGMA: {dagma}.",
         "",
         REGIME_TEXT[regimes[0]] if len(regimes) == 1 else f"Data regimes: {regimes}.",

@@ -1,7 +1,8 @@
 """NDC-SEM paper (Ghoorchian & Maghsudi, arXiv 2307.09093), Sec. V-B / App. VII-D: Covid-19 Italy.
 
-Setup (spec §5.2): N = 21 regions, T = 80 days (31 Jul - 18 Oct 2020), s = 5, D = 3 days, one
-change point at day 40 (cyclic shift by ``k``), NDC-SEM with ``gamma = 0.85``, ``xi = 0.1``
+Setup (Sec. V-B, App. VII-D): N = 21 regions, T = 80 days (31 Jul - 18 Oct 2020), s = 5,
+D = 3 days, one change point at day 40 (cyclic shift by ``k``), NDC-SEM with
+``gamma = 0.85``, ``xi = 0.1``
 (Table I) against SEM-UCB. Both learn the graph of eq. 9 with cycles allowed on the full
 ``(y_tau, b_tau)`` of the training days received (``tau <= t - 3``, step 8) and tune ``lam``
 online on the validation days received (step 7): :class:`~causalbandits.policies.
@@ -124,7 +125,7 @@ class CovidExperiment(TaskGrid):
     gamma, xi: NDC-SEM's discount and exploration constant (Table I, Covid).
     budget, delay, change_point: ``s``, ``D`` and the day of the cyclic shift.
     shift: a fixed ``k`` for every seed; ``None`` draws ``k`` per seed.
-    units: reward units to run, from :data:`UNITS` (``"max"``: the spec's normalisation).
+    units: reward units to run, from :data:`UNITS` (``"max"``: decisions: ndc-sem 23).
     featured_seed: the seed drawn in Figs. 3 and 4.
     gamma_grid, xi_grid: the joint tuning grid (default: the paper's 10 x 22 values).
     data_path: the bulletins file (:func:`resolve_data_path`); the path is not fingerprinted,

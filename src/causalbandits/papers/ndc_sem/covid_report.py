@@ -45,7 +45,10 @@ EPS_DAYS = (13, 20, 30, 40, 50, 60, 70, 80)
 COLORS = {"NDC-SEM": "tab:blue", TUNED: "tab:green", "SEM-UCB": "tab:orange"}
 #: Rows of the tuning table shown in the report.
 TUNING_TOP = 10
-UNIT_LABELS = {"max": "rewards / global max of y (spec)", "cases": "raw daily cases (sensitivity)"}
+UNIT_LABELS = {
+    "max": "rewards / global max of y (decisions: ndc-sem 23)",
+    "cases": "raw daily cases (sensitivity)",
+}
 
 
 def selection_matrix(selected: list[str]) -> np.ndarray:

@@ -14,8 +14,8 @@ runs the decade grid on instances and seeds disjoint from the reported ones (roo
 :data:`TUNING_SEED`) and :data:`LAMBDA` records its choice (SEM-UCB shares the graph learner
 and the value). The report: :mod:`~causalbandits.papers.ndc_sem.synthetic_report`.
 
-Instances (spec §5.1 leaves the graph and ``beta`` to a fixed-seed synthesis): by default
-every replicate draws its own instance (graph and ``beta`` schedule) with the §5.1 generator;
+Instances (decisions: ndc-sem 14; the paper gives the graph and ``beta`` not in numbers): by
+default every replicate draws its own instance (graph and ``beta`` schedule) with that generator;
 ``instances="fixed"`` shares instance 0 across replicates (the paper's single Fig. 5
 schedule). The experiment is a :class:`~causalbandits.experiments.grid.TaskGrid` over
 (delay, algorithm[, lam][, xi]) whose chunks run the one round loop with the recorders of
@@ -96,9 +96,10 @@ class SyntheticExperiment(TaskGrid):
     algorithms: a subset of :data:`ALL_ALGORITHMS`.
     replicates: runs per (delay, algorithm).
     instances: ``"per-replicate"`` (own graph and ``beta`` per replicate) or ``"fixed"``.
-    horizon, change_points, n_arms, budget, n_edges: the environment (§5.1).
+    horizon, change_points, n_arms, budget, n_edges: the environment (Sec. V-A).
     n_redraw: arms whose means are redrawn at each change point (``None``: ``N // 2``, the
-        §5.1 generator's default; the paper's Fig. 5 schedule is not given in numbers).
+        generator's default, decisions: ndc-sem 14; the paper's Fig. 5 schedule is not given
+        in numbers).
     gamma, lam: NDC-SEM's discount and the lasso penalty of eq. 9 (NDC-SEM and SEM-UCB).
     lam_grid, xi_grid: extra grid axes (tuning runs): every ``lambda``, or every ``xi`` (the
         same at every delay), replacing ``lam`` or ``xi``; empty: no such axis.

@@ -32,13 +32,13 @@ if TYPE_CHECKING:
 CLAIMS = (
     "NDC-SEM outperforms all the other policies (lowest cumulative regret, Fig. 2)",
     "NDC-SEM closely follows the oracle's choices; SEM-UCB cannot always adapt (Fig. 6)",
-    "Random's regret grows linearly, near the worst (spec §8.1)",
+    "Random's regret grows linearly, near the worst (a project check)",
 )
-#: Project thresholds of the verdicts (spec §8): "near the worst" and "closely follows".
+#: Project thresholds of the verdicts (not the paper's): "near the worst" and "closely follows".
 RANDOM_NEAR_WORST = 0.9
 OR_CLOSE = 0.8
-#: Smallest edge weight of the §5.1 graphs: ``MSE(A_hat) < W_MIN^2 / N^2`` means ``A_hat``
-#: is within one edge of ``A``.
+#: Smallest edge weight of the synthetic graphs (decisions: ndc-sem 13):
+#: ``MSE(A_hat) < W_MIN^2 / N^2`` means ``A_hat`` is within one edge of ``A``.
 W_MIN = 0.4
 #: The policies whose optimality ratio is tabulated and drawn.
 OR_SHOWN = ("NDC-SEM", PENDING, "SEM-UCB", "Oracle")
@@ -52,7 +52,7 @@ MECHANISM = (
     "xi only sets how long an arm must go unobserved before its bonus reaches 0.1 (the "
     "re-exploration age). SEM-UCB's undiscounted counts and log t bonus grow slowly. "
     "NDC-SEM's first N + D rounds cycle through the columns of H; SEM-UCB plays H once and "
-    "then arms without feedback (index +inf) at random (spec §3.5, resolution 7)."
+    "then arms without feedback (index +inf) at random (decisions: ndc-sem 7)."
 )
 
 # -------------------------------------------------------------------- summaries
@@ -143,8 +143,8 @@ def reexploration_age(
     gamma: float, xi: float, budget: int, delay: int, level: float = 0.1
 ) -> float:
     """Rounds without feedback after which NDC-SEM's bonus of an arm that was always played
-    reaches ``level`` (spec §3.5): ``ln(4 xi (s+1) ln m / (level^2 M_0)) / ln gamma`` with
-    ``M_0 = gamma^D / (1 - gamma)`` and ``m = 1 / (1 - gamma)``; 0 if it starts above."""
+    reaches ``level`` (decisions: ndc-sem 9): ``ln(4 xi (s+1) ln m / (level^2 M_0)) / ln gamma``
+    with ``M_0 = gamma^D / (1 - gamma)`` and ``m = 1 / (1 - gamma)``; 0 if it starts above."""
     if gamma >= 1 or xi <= 0:
         return float("inf") if xi <= 0 else 0.0
     m0 = gamma**delay / (1 - gamma)
@@ -192,7 +192,7 @@ def claim_checks(
                 ),
                 Claim(
                     f"D = {delay}: NDC-SEM's OR >= {OR_CLOSE} after the first period "
-                    "(spec §8.2 reading of 'closely follows')",
+                    "(the project's reading of 'closely follows')",
                     f"min {min(ndc):.2f}",
                     min(ndc) >= OR_CLOSE,
                 ),
@@ -337,7 +337,7 @@ def build_report(df: pd.DataFrame, experiment: SyntheticExperiment) -> str:
         f"points {', '.join(map(str, experiment.change_points))}; {experiment.n_edges}-edge "
         "upper-triangular DAG with weights U[0.4, 0.7], Bernoulli rewards whose optimal super "
         f"arm changes at every change point ({redraw} of {experiment.n_arms} arms get new "
-        f"means; §5.1 generator); {instance_text}; {df['replicate'].nunique()} replicates, "
+        f"means; decisions: ndc-sem 14); {instance_text}; {df['replicate'].nunique()} replicates, "
         f"root seed {experiment.seed}. NDC-SEM: gamma = {experiment.gamma}, xi: "
         + ", ".join(f"D = {d}: {v:g}" for d, v in xi.items())
         + " (Table I: "

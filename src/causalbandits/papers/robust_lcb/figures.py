@@ -4,8 +4,9 @@ The paper reports curves only (no numbers); its claims are encoded in :data:`CLA
 checked by :meth:`RobustLCBExperiment.report` against our results.
 
 Deviation design. The paper says only that deviations come "at earlier rounds to simulate
-the worst case for a given C" and alter the weights "to change the optimal action" (A6).
-The spec's default (every intervened column negated in the first ``C/2`` rounds) lets both
+the worst case for a given C" and alter the weights "to change the optimal action" (decisions:
+robust-lcb A6). The first plan's default (every intervened column negated in the first
+``C/2`` rounds) lets both
 baselines recover within a few thousand rounds in our runs, far from the "nearly the worst
 possible regret" the paper shows. The preset therefore uses a design that spends the same
 budget the way an adversary would (measured in the README): the interventional columns
