@@ -53,7 +53,7 @@ def test_constant_delay_matches_eq_10(delay, rng):
         np.testing.assert_allclose(m_inc, m_dir, rtol=0, atol=1e-10)
         np.testing.assert_allclose(s_inc, s_dir, rtol=0, atol=1e-10)
         assert m_t == pytest.approx((1 - 0.9**t) / (1 - 0.9), abs=1e-10)
-        # M_t <= gamma^D m_{t-D} <= gamma^D / (1 - gamma) (spec §6.5.4)
+        # M_t <= gamma^D m_{t-D} <= gamma^D / (1 - gamma) (NDC-SEM Lemma 1)
         m_lag = (1 - 0.9 ** max(t - delay, 0)) / (1 - 0.9)
         assert np.all(m_inc <= 0.9**delay * m_lag + 1e-10)
         positive = m_dir > 0

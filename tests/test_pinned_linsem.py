@@ -1,7 +1,8 @@
 """Pinned values for Robust-LCB / LinSEM-UCB: weights, radii, fresh UCBs, ball cap, BCA, ridge.
 
-Every expected value is derived here from the formulas of spec 000 (§3-4, §7) and the
-README's "Decisions" (``m`` = worst-case ``||X||``, ``delta = 1/(2NT)``), never by calling
+Every expected value is derived here from the formulas of the Robust-LCB paper (Lemma 1,
+eq. 17) and docs/decisions/robust-lcb.md (``m`` = worst-case ``||X||``, ``delta = 1/(2NT)``),
+never by calling
 the function under test.
 """
 
@@ -46,7 +47,7 @@ def test_robust_lcb_weight_rule_is_min_of_one_over_c_and_one_over_c_bonus():
     policy = RobustLCB(make_environment(horizon=10, deviation_budget=0).problem, 4.0)
     bonus = np.array([0.1, 1.0, 2.0, 8.0, 100.0])
     np.testing.assert_allclose(policy.weight_rule(bonus), [0.25, 0.25, 0.125, 0.03125, 0.0025])
-    # C < 1 is clamped to C_alg = 1 (spec §7)
+    # C < 1 is clamped to C_alg = 1 (decisions: robust-lcb, C_alg)
     clamped = RobustLCB(make_environment(horizon=10, deviation_budget=0).problem, 0.5)
     np.testing.assert_allclose(clamped.weight_rule(np.array([0.5, 4.0])), [1.0, 0.25])
 

@@ -1,5 +1,5 @@
 """Semi-bandit baselines on scripted rounds: CUCB, CTS, SEM-UCB and FTRL-HYBRID must compute
-the indices and choices of their defining formulas (spec 003 §4; the policies' docstrings).
+the indices and choices of their defining formulas (NDC-SEM Sec. IV; the policies' docstrings).
 
 Plays and feedback are scripted (the policy's own choice is ignored where the script says
 so); expected indices are computed here from the formulas.
@@ -178,7 +178,7 @@ def test_ftrl_hybrid_losses_and_marginals_on_scripted_rounds():
 @pytest.mark.xfail(
     strict=True,
     reason="FTRLHybrid's running max also takes the y of arms it did not play (CUCB and CTS "
-    "use the played arms only, spec 003 §4: the observation is y[i] of each selected arm)",
+    "use the played arms only, NDC-SEM Sec. IV: the observation is y[i] of each selected arm)",
 )
 def test_ftrl_running_scale_uses_only_the_played_arms():
     policy = FTRLHybrid(SemiBanditProblem(4, 2, 100))
