@@ -230,7 +230,8 @@ def _check_digest(path: Path, expected: str | None) -> None:
 
 
 def daily_new_cases(frame: pd.DataFrame, start: str, end: str) -> np.ndarray:
-    """``nuovi_positivi`` clipped at 0 (decisions: ndc-sem 16), days ``start..end`` x :data:`REGIONS`."""
+    """``nuovi_positivi`` clipped at 0 (decisions: ndc-sem 16), days ``start..end`` x
+    :data:`REGIONS`."""
     days = pd.date_range(start, end, freq="D")
     table = frame.pivot(index="data", columns="denominazione_regione", values="nuovi_positivi")
     lacking = days.difference(table.index)
