@@ -1,19 +1,43 @@
 """What the round loop records: pluggable recorders, one per family of metrics.
 
 The loop (:func:`~causalbandits.experiments.simulate.simulate`) calls, for every round
-``t`` (1-based), ``on_action(t, actions)`` after the policy has chosen and before the
-environment steps (the regret oracle still describes round ``t``), ``after_update(t,
-actions)`` once the policy has learned from the round, and ``on_checkpoint(k, t)`` at the
-``k``-th recorded round. ``result()`` returns one ``(checkpoints, R)`` array per column.
-A recorder reads the environment's regret oracle and the policy's public state only.
+``t`` (1-based), ``on_action(t, actions, oracle)`` after the policy has chosen and before the
+environment steps, ``after_update(t, actions)`` once the policy has learned from the round,
+and ``on_checkpoint(k, t)`` at the ``k``-th recorded round. ``result()`` returns one
+``(checkpoints, R)`` array per column. A recorder reads the round's regret oracle
+(:class:`RoundOracle`: each quantity computed once per round, whatever the number of
+recorders) and the policy's public state only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import numpy as np
+
+
+class RoundOracle:
+    """The environment's regret oracle for one round's ``actions``, read before the step."""
+
+    def __init__(self, env: Any, actions: np.ndarray) -> None:
+        self.env, self.actions = env, actions
+
+    @cached_property
+    def regret(self) -> np.ndarray:
+        """Pseudo-regret of each replicate's action, ``(R,)``."""
+        return self.env.pseudo_regret(self.actions)
+
+    @cached_property
+    def optimal(self) -> np.ndarray:
+        """Whether each replicate's action is optimal, ``(R,)``."""
+        return self.env.is_optimal(self.actions)
+
+    @cached_property
+    def best(self) -> np.ndarray:
+        """The optimal action of each replicate (a super arm's mask for semi-bandits)."""
+        return np.asarray(self.env.optimal_action, dtype=bool)
 
 
 class Recorder:
@@ -26,8 +50,8 @@ class Recorder:
         self.env, self.policy, self.rounds = env, policy, rounds
         self.values = {c: np.zeros((rounds.size, replicates)) for c in self.columns}
 
-    def on_action(self, t: int, actions: np.ndarray) -> None:
-        """Round ``t``'s actions, before the environment steps."""
+    def on_action(self, t: int, actions: np.ndarray, oracle: RoundOracle) -> None:
+        """Round ``t``'s actions and their oracle, before the environment steps."""
 
     def after_update(self, t: int, actions: np.ndarray) -> None:
         """Round ``t`` is over: the policy has learned from its feedback."""
@@ -48,8 +72,8 @@ class CumulativeRegret(Recorder):
         super().start(env, policy, rounds, replicates)
         self._total = np.zeros(replicates)
 
-    def on_action(self, t: int, actions: np.ndarray) -> None:
-        self._total += self.env.pseudo_regret(actions)
+    def on_action(self, t: int, actions: np.ndarray, oracle: RoundOracle) -> None:
+        self._total += oracle.regret
 
     def on_checkpoint(self, k: int, t: int) -> None:
         self.values["cum_regret"][k] = self._total
@@ -64,8 +88,8 @@ class OptimalShare(Recorder):
         super().start(env, policy, rounds, replicates)
         self._count = np.zeros(replicates)
 
-    def on_action(self, t: int, actions: np.ndarray) -> None:
-        self._count += self.env.is_optimal(actions)
+    def on_action(self, t: int, actions: np.ndarray, oracle: RoundOracle) -> None:
+        self._count += oracle.optimal
 
     def on_checkpoint(self, k: int, t: int) -> None:
         np.divide(self._count, t, out=self.values["optimal_share"][k])
@@ -81,8 +105,8 @@ class SuperArmOverlap(Recorder):
         super().start(env, policy, rounds, replicates)
         self._totals = np.zeros((2, replicates))
 
-    def on_action(self, t: int, actions: np.ndarray) -> None:
-        best = np.asarray(self.env.optimal_action, dtype=bool)
+    def on_action(self, t: int, actions: np.ndarray, oracle: RoundOracle) -> None:
+        best = oracle.best
         self._totals[0] += (actions & best).sum(axis=1)
         self._totals[1] += best.sum(axis=1)
 
@@ -130,11 +154,11 @@ class LockIns(Recorder):
         self._regret = np.zeros((last, replicates))
         self._locked = np.zeros((last, replicates), dtype=bool)
 
-    def on_action(self, t: int, actions: np.ndarray) -> None:
-        self._regret[t - 1] = self.env.pseudo_regret(actions)
+    def on_action(self, t: int, actions: np.ndarray, oracle: RoundOracle) -> None:
+        self._regret[t - 1] = oracle.regret
         if self.min_length == 0:
             return
-        off = actions & ~np.asarray(self.env.optimal_action, dtype=bool)
+        off = actions & ~oracle.best
         run = self._run
         run += off
         closing = ~off | (t == self._last)
@@ -163,7 +187,7 @@ class ActionLog(Recorder):
         super().start(env, policy, rounds, replicates)
         self.actions: list[np.ndarray] = []
 
-    def on_action(self, t: int, actions: np.ndarray) -> None:
+    def on_action(self, t: int, actions: np.ndarray, oracle: RoundOracle) -> None:
         self.actions.append(np.array(actions, copy=True))
 
     def stacked(self) -> np.ndarray:
@@ -197,7 +221,7 @@ class Trace(Recorder):
         if row is not None:
             self.rows.append(row)
 
-    def on_action(self, t: int, actions: np.ndarray) -> None:
+    def on_action(self, t: int, actions: np.ndarray, oracle: RoundOracle) -> None:
         if self.when == "action" and (t - 1) % self.every == 0:
             self._call(t, actions)
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from causalbandits.experiments.recorders import Recorder, default_recorders
+from causalbandits.experiments.recorders import Recorder, RoundOracle, default_recorders
 from causalbandits.random import Stream, policy_stream, replicate_seeds
 
 
@@ -47,16 +47,20 @@ def simulate(
         if np.any(np.diff(rounds) <= 0):
             raise ValueError("checkpoint rounds must be strictly increasing")
     recorders = default_recorders() if recorders is None else list(recorders)
+    # Only the hooks a recorder overrides are called: the loop costs what the recorders use.
+    acting = [r for r in recorders if type(r).on_action is not Recorder.on_action]
+    learning = [r for r in recorders if type(r).after_update is not Recorder.after_update]
     k = 0
     for t in range(1, int(rounds[-1]) + 1):
         actions = policy.select()
         if t == 1:
             for recorder in recorders:
                 recorder.start(env, policy, rounds, len(actions))
-        for recorder in recorders:
-            recorder.on_action(t, actions)
+        oracle = RoundOracle(env, actions)
+        for recorder in acting:
+            recorder.on_action(t, actions, oracle)
         policy.update(actions, env.step(actions))
-        for recorder in recorders:
+        for recorder in learning:
             recorder.after_update(t, actions)
         if t == rounds[k]:
             for recorder in recorders:
