@@ -115,8 +115,10 @@ class LinearSEMBandit(SEMRounds):
     ) -> None:
         if int(horizon) != horizon or horizon <= 0:
             raise ValueError(f"horizon T must be a positive integer, got {horizon}")
-        if deviation_budget < 0:
-            raise ValueError(f"the deviation budget C must be >= 0, got {deviation_budget}")
+        if not 0 <= deviation_budget < np.inf:
+            raise ValueError(
+                f"the deviation budget C must be finite and >= 0, got {deviation_budget}"
+            )
         self.sem = sem
         self.noise = sem.noise
         self.horizon = int(horizon)
@@ -130,8 +132,8 @@ class LinearSEMBandit(SEMRounds):
         if self.deviations.horizon != self.horizon:
             raise ValueError("the deviation schedule has a different horizon")
         self.deviation_budget = float(deviation_budget)
-        if optimal_tolerance < 0:
-            raise ValueError(f"optimal_tolerance must be >= 0, got {optimal_tolerance}")
+        if not 0 <= optimal_tolerance < np.inf:
+            raise ValueError(f"optimal_tolerance must be finite and >= 0, got {optimal_tolerance}")
         self.optimal_tolerance = float(optimal_tolerance)
 
         masks = self.actions.masks
