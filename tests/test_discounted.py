@@ -4,7 +4,7 @@ import pytest
 from causalbandits.estimators.discounted import DiscountedArmStatistics
 
 
-def simulate(rng, delays, gamma=0.9, replicates=3, n=5, horizon=120, xi=0.3, budget=2):
+def simulate(rng, delays, gamma=0.9, replicates=3, n=5, horizon=120, xi=0.3, super_arm_size=2):
     """Run the incremental statistics with per-(replicate, round) delays ``delays(R, T)``.
 
     Returns the statistics after every round and the direct sums of eq. 10 over the
@@ -13,7 +13,7 @@ def simulate(rng, delays, gamma=0.9, replicates=3, n=5, horizon=120, xi=0.3, bud
     played = rng.random((replicates, horizon, n)) < 0.5
     rewards = rng.random((replicates, horizon, n))
     arrival = np.arange(1, horizon + 1) + delays  # (R, T), rounds numbered from 1
-    stats = DiscountedArmStatistics(replicates, n, gamma, xi, budget)
+    stats = DiscountedArmStatistics(replicates, n, gamma, xi, super_arm_size)
     history = []
     for t in range(1, horizon + 1):
         stats.advance()
@@ -77,7 +77,7 @@ def test_undiscounted_undelayed_means_are_sample_means(rng):
     replicates, n, horizon = 2, 4, 50
     played = rng.random((replicates, horizon, n)) < 0.5
     rewards = rng.random((replicates, horizon, n))
-    stats = DiscountedArmStatistics(replicates, n, gamma=1.0, xi=0.25, budget=2)
+    stats = DiscountedArmStatistics(replicates, n, gamma=1.0, xi=0.25, super_arm_size=2)
     for t in range(horizon):
         stats.advance()
         stats.receive(t + 1, played[:, t], rewards[:, t])
@@ -90,7 +90,7 @@ def test_undiscounted_undelayed_means_are_sample_means(rng):
 
 
 def test_first_round_and_empty_statistics():
-    stats = DiscountedArmStatistics(1, 3, gamma=0.5, xi=1.0, budget=1)
+    stats = DiscountedArmStatistics(1, 3, gamma=0.5, xi=1.0, super_arm_size=1)
     assert np.all(np.isinf(stats.indices()))
     stats.advance()
     stats.receive(1, np.array([[True, False, True]]), np.array([[0.0, 0.7, 1.0]]))
@@ -99,7 +99,7 @@ def test_first_round_and_empty_statistics():
     with pytest.raises(ValueError):
         stats.receive(2, np.ones((1, 3), dtype=bool), np.ones((1, 3)))
     with pytest.raises(ValueError):
-        DiscountedArmStatistics(1, 3, gamma=1.5, xi=1.0, budget=1)
+        DiscountedArmStatistics(1, 3, gamma=1.5, xi=1.0, super_arm_size=1)
 
 
 def test_pending_counts_equal_the_discounted_plays_in_flight(rng):

@@ -64,7 +64,9 @@ ENVIRONMENTS: dict[str, Callable[[], ReplicatedEnvironment]] = {
     ),
     "delay": lambda: FeedbackDelay(ndc_synthetic_env(0, horizon=HORIZON, change_points=()), 1, 2),
     "covid": lambda: ItalyCovidBandit(
-        covid_instance(), budget=2, reference_adjacency=np.full((5, 5), 0.1) - 0.1 * np.eye(5)
+        covid_instance(),
+        super_arm_size=2,
+        reference_adjacency=np.full((5, 5), 0.1) - 0.1 * np.eye(5),
     ),
 }
 
@@ -141,7 +143,7 @@ def test_the_covid_periods_follow_the_change_point() -> None:
 
 def test_one_transfer_matrix_serves_both_conventions(rng) -> None:
     a = np.triu(rng.uniform(0, 0.7, (4, 4)), 1)  # paper's A[i, j]: effect of j on i
-    env = SemiBanditEnv(a, np.full((1, 4), 0.5), budget=2, horizon=3)
+    env = SemiBanditEnv(a, np.full((1, 4), 0.5), super_arm_size=2, horizon=3)
     np.testing.assert_allclose(env.transfer @ (np.eye(4) - a), np.eye(4), atol=1e-12)
     np.testing.assert_array_equal(env.transfer, np.linalg.inv(np.eye(4) - a))
     w = a.T  # the library's W = A^T

@@ -18,15 +18,15 @@ def kkt_residual(x, losses, eta, hybrid):
         return eta * losses - 0.5 / np.sqrt(x) - hybrid * (1 + np.log1p(-x))
 
 
-@pytest.mark.parametrize("n, budget", [(10, 4), (21, 5), (6, 1), (7, 5), (5, 5)])
+@pytest.mark.parametrize("n, super_arm_size", [(10, 4), (21, 5), (6, 1), (7, 5), (5, 5)])
 @pytest.mark.parametrize("scale", [0.1, 10.0, 1e3])
-def test_marginals_lie_in_the_capped_simplex_and_satisfy_kkt(n, budget, scale, rng):
+def test_marginals_lie_in_the_capped_simplex_and_satisfy_kkt(n, super_arm_size, scale, rng):
     losses = rng.uniform(0, scale, (50, n))
     eta = rng.uniform(0.05, 1.0, 50)
-    hybrid = hybrid_weight(n, budget)
-    x, nu = hybrid_marginals(losses, eta, budget, hybrid)
+    hybrid = hybrid_weight(n, super_arm_size)
+    x, nu = hybrid_marginals(losses, eta, super_arm_size, hybrid)
     assert np.all((x >= 0) & (x <= 1))
-    np.testing.assert_allclose(x.sum(axis=1), budget, atol=1e-10)
+    np.testing.assert_allclose(x.sum(axis=1), super_arm_size, atol=1e-10)
     interior = (x > 1e-8) & (x < 1 - 1e-8)
     residual = kkt_residual(x, losses, eta[:, None], hybrid) + eta[:, None] * nu[:, None]
     assert np.abs(residual[interior]).max(initial=0.0) < 1e-7
@@ -37,9 +37,9 @@ def test_marginals_lie_in_the_capped_simplex_and_satisfy_kkt(n, budget, scale, r
 
 def test_marginals_minimise_the_ftrl_objective(rng):
     """Any feasible perturbation along the simplex raises <x, L> + Psi(x) / eta."""
-    n, budget, eta = 8, 3, 0.3
+    n, super_arm_size, eta = 8, 3, 0.3
     losses = rng.uniform(0, 5, (1, n))
-    x = hybrid_marginals(losses, eta, budget)[0][0]
+    x = hybrid_marginals(losses, eta, super_arm_size)[0][0]
 
     def value(v):
         psi = (-np.sqrt(v) + (1 - v) * np.log1p(-v)).sum()
@@ -68,11 +68,11 @@ def test_hybrid_weight():
 
 
 def test_madow_sampling_reproduces_the_marginals(rng):
-    n, budget, draws = 10, 4, 40_000
-    x = hybrid_marginals(rng.uniform(0, 30, (1, n)), 0.4, budget)[0]
+    n, super_arm_size, draws = 10, 4, 40_000
+    x = hybrid_marginals(rng.uniform(0, 30, (1, n)), 0.4, super_arm_size)[0]
     x = np.repeat(x, draws, axis=0)
-    masks = madow_sample(x, rng.random(draws), budget)
-    assert np.all(masks.sum(axis=1) == budget)
+    masks = madow_sample(x, rng.random(draws), super_arm_size)
+    assert np.all(masks.sum(axis=1) == super_arm_size)
     share = masks.mean(axis=0)
     standard_error = np.sqrt(x[0] * (1 - x[0]) / draws)
     assert np.all(np.abs(share - x[0]) <= 4 * standard_error + 1e-12)
@@ -91,17 +91,17 @@ def test_madow_sampling_with_degenerate_marginals(rng):
 
 
 def test_importance_weighted_losses_are_unbiased(rng):
-    n, budget, draws = 6, 2, 100_000
-    x = hybrid_marginals(rng.uniform(0, 3, (1, n)), 1.0, budget)[0]
+    n, super_arm_size, draws = 6, 2, 100_000
+    x = hybrid_marginals(rng.uniform(0, 3, (1, n)), 1.0, super_arm_size)[0]
     losses = rng.random(n)
-    masks = madow_sample(np.repeat(x, draws, axis=0), rng.random(draws), budget)
+    masks = madow_sample(np.repeat(x, draws, axis=0), rng.random(draws), super_arm_size)
     estimates = importance_weighted_losses(np.broadcast_to(losses, masks.shape), masks, x)
     spread = estimates.std(axis=0) / np.sqrt(draws)
     assert np.all(np.abs(estimates.mean(axis=0) - losses) <= 4 * spread)
 
 
-def problem(n_arms, budget):
-    return SimpleNamespace(n_arms=n_arms, budget=budget)
+def problem(n_arms, super_arm_size):
+    return SimpleNamespace(n_arms=n_arms, super_arm_size=super_arm_size)
 
 
 def delayed(rounds, replicates, z, y):
@@ -123,7 +123,7 @@ def run_bandit(policy, means, rounds, delay, replicates=8, seed=0):
     for t in range(1, rounds + 1):
         played = policy.select()
         assert played.shape == (replicates, means.size)
-        assert np.all(played.sum(axis=1) == policy.budget)
+        assert np.all(played.sum(axis=1) == policy.super_arm_size)
         pulls += played
         queue.append((t, (rng.random(played.shape) < means) * played))
         if t > delay:

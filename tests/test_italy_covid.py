@@ -124,8 +124,10 @@ def test_clipped_kde_mean_and_bandwidths():
 
 @needs_data
 def test_the_environment_replays_the_data(instance):
-    env = ItalyCovidBandit(instance, budget=5)
-    assert env.problem.n_arms == 21 and env.problem.budget == 5 and env.problem.horizon == 80
+    env = ItalyCovidBandit(instance, super_arm_size=5)
+    assert (
+        env.problem.n_arms == 21 and env.problem.super_arm_size == 5 and env.problem.horizon == 80
+    )
     assert not env.problem.upper_triangular and env.problem.regions == REGIONS
     env.reset(0, 3)
     x = np.zeros((3, 21), dtype=bool)
@@ -147,7 +149,7 @@ def test_the_environment_replays_the_data(instance):
 
 @needs_data
 def test_regret_with_a_reference_graph_and_the_estimated_reward(instance):
-    env = ItalyCovidBandit(instance, budget=5, reference_adjacency=np.zeros((21, 21)))
+    env = ItalyCovidBandit(instance, super_arm_size=5, reference_adjacency=np.zeros((21, 21)))
     env.reset(0, 2)
     x = np.zeros((2, 21), dtype=bool)
     x[0, np.argsort(-instance.means[0])[:5]] = True

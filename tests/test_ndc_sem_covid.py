@@ -187,7 +187,7 @@ def _synthetic_instance(n: int = 6, horizon: int = 30) -> CovidInstance:
 
 
 def _run(policy_class, instance, policy_seed: int = 11, **options):
-    env = FeedbackDelay(ItalyCovidBandit(instance, budget=2), delay=3)
+    env = FeedbackDelay(ItalyCovidBandit(instance, super_arm_size=2), delay=3)
     env.reset([np.random.SeedSequence(4)])
     policy = policy_class(
         env.problem, lam_grid=(1e-2, 1e-1, 1.0, 10.0), lasso_max_sweeps=50, **options

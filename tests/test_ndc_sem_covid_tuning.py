@@ -34,7 +34,7 @@ PAIRS = ((0.85, 0.1), (0.6, 1e-6), (0.95, 1e-4), (0.7, 0.7))
 
 
 def _env(instance) -> FeedbackDelay:
-    return FeedbackDelay(ItalyCovidBandit(instance, budget=2), delay=3)
+    return FeedbackDelay(ItalyCovidBandit(instance, super_arm_size=2), delay=3)
 
 
 def copies(entropy: int, count: int) -> list[np.random.SeedSequence]:
@@ -129,11 +129,12 @@ def test_per_replicate_constants_equal_separate_scalar_instances(rng):
     gammas, xis = np.array([0.5, 0.9, 1.0]), np.array([1e-3, 0.3, 0.25])
     played = rng.random((replicates, horizon, n)) < 0.5
     rewards = rng.random((replicates, horizon, n))
-    batch = DiscountedArmStatistics(replicates, n, gammas, xis, budget=2)
+    batch = DiscountedArmStatistics(replicates, n, gammas, xis, super_arm_size=2)
     singles = [
-        DiscountedArmStatistics(1, n, g, x, budget=2) for g, x in zip(gammas, xis, strict=True)
+        DiscountedArmStatistics(1, n, g, x, super_arm_size=2)
+        for g, x in zip(gammas, xis, strict=True)
     ]
-    mixed = DiscountedArmStatistics(replicates, n, gammas, 0.3, budget=2)  # xi shared
+    mixed = DiscountedArmStatistics(replicates, n, gammas, 0.3, super_arm_size=2)  # xi shared
     for t in range(1, horizon + 1):
         tau = t - delay
         for stats in (batch, mixed, *singles):
@@ -156,14 +157,14 @@ def test_per_replicate_constants_equal_separate_scalar_instances(rng):
 
 def test_bad_per_replicate_constants_are_rejected():
     with pytest.raises(ValueError, match="one value per replicate"):
-        DiscountedArmStatistics(3, 4, np.array([0.5, 0.9]), 0.1, budget=2)
+        DiscountedArmStatistics(3, 4, np.array([0.5, 0.9]), 0.1, super_arm_size=2)
     with pytest.raises(ValueError, match="one value per replicate"):
-        DiscountedArmStatistics(2, 4, 0.9, np.ones((2, 1)), budget=2)
+        DiscountedArmStatistics(2, 4, 0.9, np.ones((2, 1)), super_arm_size=2)
     with pytest.raises(ValueError, match="gamma"):
-        DiscountedArmStatistics(2, 4, np.array([0.5, 1.5]), 0.1, budget=2)
+        DiscountedArmStatistics(2, 4, np.array([0.5, 1.5]), 0.1, super_arm_size=2)
     with pytest.raises(ValueError, match="xi"):
-        DiscountedArmStatistics(2, 4, 0.5, np.array([0.1, np.nan]), budget=2)
-    problem = ItalyCovidBandit(_synthetic_instance(), budget=2).problem
+        DiscountedArmStatistics(2, 4, 0.5, np.array([0.1, np.nan]), super_arm_size=2)
+    problem = ItalyCovidBandit(_synthetic_instance(), super_arm_size=2).problem
     with pytest.raises(ValueError, match="one value per replicate"):
         ValidatedNDCSEM(problem, gamma=[0.5, 0.9], xi=[0.1, 0.2, 0.3])
     policy = ValidatedNDCSEM(problem, gamma=[0.5, 0.9], xi=0.1)

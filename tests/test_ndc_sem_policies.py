@@ -92,7 +92,7 @@ def test_bad_settings_are_rejected() -> None:
         NDCSEM(problem, lam=-1)
     with pytest.raises(ValueError, match="lasso_sweeps"):
         NDCSEM(problem, lasso_sweeps=0)
-    with pytest.raises(ValueError, match="budget"):
+    with pytest.raises(ValueError, match="super-arm size"):
         CUCB(SemiBanditEnv(np.zeros((3, 3)), np.full((1, 3), 0.5), 2, 5).problem.__class__(3, 4, 5))
 
 

@@ -124,7 +124,7 @@ def test_sem_ucb_index_and_choice_after_scripted_rounds():
     np.testing.assert_array_equal(chosen, mask(1, 3))
 
 
-def ftrl_argmin(losses: np.ndarray, eta: float, budget: int) -> np.ndarray:
+def ftrl_argmin(losses: np.ndarray, eta: float, super_arm_size: int) -> np.ndarray:
     """``argmin <x, L> + Psi(x) / eta`` over ``{x in [0, 1]^N, sum x = m}``, Psi of HYBRID
     with ``gamma_h = 1`` (``m <= N / 2``), by a generic constrained optimiser."""
 
@@ -134,10 +134,10 @@ def ftrl_argmin(losses: np.ndarray, eta: float, budget: int) -> np.ndarray:
     n = losses.size
     result = minimize(
         objective,
-        np.full(n, budget / n),
+        np.full(n, super_arm_size / n),
         method="SLSQP",
         bounds=[(1e-9, 1 - 1e-9)] * n,
-        constraints=[{"type": "eq", "fun": lambda x: x.sum() - budget}],
+        constraints=[{"type": "eq", "fun": lambda x: x.sum() - super_arm_size}],
         options={"ftol": 1e-14, "maxiter": 500},
     )
     return result.x

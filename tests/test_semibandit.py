@@ -25,26 +25,28 @@ def _cyclic(n: int, rng: np.random.Generator) -> np.ndarray:
     return 0.8 * a / np.max(np.abs(np.linalg.eigvals(a)))
 
 
-def _masks(n: int, budget: int) -> np.ndarray:
-    """Every super arm with at most ``budget`` base arms."""
+def _masks(n: int, super_arm_size: int) -> np.ndarray:
+    """Every super arm with at most ``super_arm_size`` base arms."""
     rows = [
         np.isin(np.arange(n), subset)
-        for k in range(budget + 1)
+        for k in range(super_arm_size + 1)
         for subset in itertools.combinations(range(n), k)
     ]
     return np.array(rows)
 
 
-def _env(rng, n=5, budget=2, horizon=30, cps=(10, 20), adjacency=None, **kw) -> SemiBanditEnv:
+def _env(
+    rng, n=5, super_arm_size=2, horizon=30, cps=(10, 20), adjacency=None, **kw
+) -> SemiBanditEnv:
     a = random_upper_triangular(n, 6, (0.4, 0.7), rng) if adjacency is None else adjacency
     means = rng.uniform(0.05, 0.95, (len(cps) + 1, n))
-    return SemiBanditEnv(a, means, budget, horizon, cps, **kw)
+    return SemiBanditEnv(a, means, super_arm_size, horizon, cps, **kw)
 
 
 @pytest.mark.parametrize("cyclic", [False, True])
 def test_y_solves_the_sem_and_z_is_zero_off_the_super_arm(rng, cyclic):
     a = _cyclic(6, rng) if cyclic else random_upper_triangular(6, 8, (0.4, 0.7), rng)
-    env = _env(rng, n=6, budget=3, adjacency=a)
+    env = _env(rng, n=6, super_arm_size=3, adjacency=a)
     env.reset(3, replicates=7)
     for _ in range(12):
         x = np.zeros((7, 6), dtype=bool)
@@ -66,7 +68,7 @@ def test_weight_conversion_follows_the_edge_direction():
     a = adjacency_from_weights(w)
     assert a[1, 0] == 0.5 and a[2, 1] == 0.25  # A[i, j]: effect of j on i
     np.testing.assert_array_equal(weights_from_adjacency(a), w)
-    env = SemiBanditEnv.from_weights(w, np.ones((1, 3)), budget=1, horizon=3)
+    env = SemiBanditEnv.from_weights(w, np.ones((1, 3)), super_arm_size=1, horizon=3)
     env.reset(0, replicates=1)
     y = env.step(np.array([[True, False, False]])).y[0]
     np.testing.assert_allclose(y, [1.0, 0.5, 0.125])  # the cause drives its effects
@@ -84,11 +86,11 @@ def test_total_effects_of_a_dag_are_the_neumann_series(rng):
 
 @pytest.mark.parametrize("cyclic", [False, True])
 def test_oracle_and_regret_match_brute_force_over_all_super_arms(rng, cyclic):
-    n, budget = 6, 3
-    masks = _masks(n, budget)
+    n, super_arm_size = 6, 3
+    masks = _masks(n, super_arm_size)
     for _ in range(5):
         a = _cyclic(n, rng) if cyclic else random_upper_triangular(n, 7, (0.4, 0.7), rng)
-        env = _env(rng, n=n, budget=budget, adjacency=a)
+        env = _env(rng, n=n, super_arm_size=super_arm_size, adjacency=a)
         inverse = np.linalg.inv(np.eye(n) - a)
         for period, beta in enumerate(env.means):
             env.t = [0, 10, 25][period]  # 1-based rounds 1, 11, 26
@@ -97,7 +99,7 @@ def test_oracle_and_regret_match_brute_force_over_all_super_arms(rng, cyclic):
             np.testing.assert_allclose(env.expected_payoff(masks), mu, atol=1e-12)
             assert env.optimal_value == pytest.approx(mu.max(), abs=1e-12)
             assert mu[np.all(masks == env.optimal_action, axis=1)][0] == pytest.approx(mu.max())
-            assert env.optimal_action.sum() == budget  # all scores are positive
+            assert env.optimal_action.sum() == super_arm_size  # all scores are positive
             regret = env.pseudo_regret(masks)
             np.testing.assert_allclose(regret, mu.max() - mu, atol=1e-12)
             np.testing.assert_array_equal(env.is_optimal(masks), regret <= 1e-9)
@@ -105,7 +107,7 @@ def test_oracle_and_regret_match_brute_force_over_all_super_arms(rng, cyclic):
 
 @pytest.mark.parametrize("distribution", [Bernoulli(), Uniform(0.05)])
 def test_monte_carlo_payoff_matches_the_closed_form(rng, distribution):
-    env = _env(rng, n=6, budget=3, horizon=3, cps=(2, 3), distribution=distribution)
+    env = _env(rng, n=6, super_arm_size=3, horizon=3, cps=(2, 3), distribution=distribution)
     replicates = 4000
     env.reset(11, replicates=replicates)
     x = np.zeros((replicates, 6), dtype=bool)
@@ -119,7 +121,7 @@ def test_monte_carlo_payoff_matches_the_closed_form(rng, distribution):
 
 def test_means_change_exactly_at_the_change_points():
     means = np.array([[1.0, 1.0], [0.0, 0.0], [1.0, 0.0]])
-    env = SemiBanditEnv(np.zeros((2, 2)), means, budget=2, horizon=6, change_points=[3, 5])
+    env = SemiBanditEnv(np.zeros((2, 2)), means, super_arm_size=2, horizon=6, change_points=[3, 5])
     env.reset(0, replicates=2)
     periods, rewards = [], []
     for _ in range(6):
@@ -131,7 +133,7 @@ def test_means_change_exactly_at_the_change_points():
 
 
 def test_noise_does_not_depend_on_the_actions(rng):
-    env = _env(rng, n=4, budget=2)
+    env = _env(rng, n=4, super_arm_size=2)
     draws = {}
     for arms in ([0, 1], [2, 3], [0, 2]):
         env.reset(5, replicates=3)
@@ -148,7 +150,7 @@ def test_synthetic_experiment_follows_section_5_1(rng):
     again = ndc_synthetic_env(np.random.default_rng(7))
     np.testing.assert_array_equal(env.adjacency, again.adjacency)
     np.testing.assert_array_equal(env.means, again.means)
-    assert (env.n_arms, env.budget, env.horizon) == (10, 4, 5000)
+    assert (env.n_arms, env.super_arm_size, env.horizon) == (10, 4, 5000)
     np.testing.assert_array_equal(env.change_points, [1000, 2500, 4000])
     a = env.adjacency
     assert np.count_nonzero(a) == 9 and np.all(np.tril(a) == 0)
@@ -162,7 +164,7 @@ def test_synthetic_experiment_follows_section_5_1(rng):
 
 
 def test_the_round_loop_runs_an_oracle_with_zero_regret(rng):
-    env = _env(rng, n=5, budget=2)
+    env = _env(rng, n=5, super_arm_size=2)
 
     class Clairvoyant:  # reads the oracle: for this test only
         def reset(self, seeds):
@@ -185,8 +187,8 @@ def test_the_round_loop_runs_an_oracle_with_zero_regret(rng):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"budget": 6}, "budget s"),
-        ({"budget": 0}, "budget s"),
+        ({"super_arm_size": 6}, "super-arm size s"),
+        ({"super_arm_size": 0}, "super-arm size s"),
         ({"horizon": 0}, "horizon"),
         ({"horizon": 2.5}, "horizon"),
         ({"means": np.full((3, 5), 1.5)}, r"\[0, 1\]"),
@@ -205,7 +207,7 @@ def test_invalid_configurations_are_rejected(kwargs, message):
     config = {
         "adjacency": np.zeros((5, 5)),
         "means": np.full((3, 5), 0.5),
-        "budget": 2,
+        "super_arm_size": 2,
         "horizon": 30,
         "change_points": [10, 20],
         **kwargs,
@@ -215,7 +217,7 @@ def test_invalid_configurations_are_rejected(kwargs, message):
 
 
 def test_invalid_actions_and_misuse_are_rejected(rng):
-    env = _env(rng, n=5, budget=2, horizon=2, cps=())
+    env = _env(rng, n=5, super_arm_size=2, horizon=2, cps=())
     with pytest.raises(RuntimeError, match="reset"):
         env.step(np.zeros((1, 5), dtype=bool))
     env.reset(0, replicates=2)

@@ -6,21 +6,21 @@ import pytest
 from causalbandits.estimators.topk import top_s_mask, total_effects
 
 
-def brute_force_value(scores, budget):
-    """Max of ``sum_i scores_i x_i`` over all ``x`` with ``||x||_0 <= budget`` (eq. 12)."""
+def brute_force_value(scores, super_arm_size):
+    """Max of ``sum_i scores_i x_i`` over all ``x`` with ``||x||_0 <= super_arm_size`` (eq. 12)."""
     n = scores.size
     return max(
         scores[list(subset)].sum()
-        for k in range(budget + 1)
+        for k in range(super_arm_size + 1)
         for subset in combinations(range(n), k)
     )
 
 
-def brute_force_argmax(scores, budget):
+def brute_force_argmax(scores, super_arm_size):
     """The maximising super arm with fewest arms (unique for continuous scores)."""
     n = scores.size
     best, arg = -np.inf, None
-    for k in range(budget + 1):
+    for k in range(super_arm_size + 1):
         for subset in combinations(range(n), k):
             value = scores[list(subset)].sum()
             if value > best + 1e-12:
@@ -38,24 +38,26 @@ def test_top_s_equals_brute_force_on_sem_scores(n, rng):
     w = np.linalg.solve(np.transpose(np.eye(n) - a, (0, 2, 1)), np.ones((replicates, n, 1)))[..., 0]
     assert np.all(w >= 1 - 1e-12)
     scores = w * rng.uniform(0, 1, (replicates, n))
-    for budget in range(n + 1):
-        mask = top_s_mask(scores, budget)
-        assert np.all(mask.sum(axis=1) == budget)
+    for super_arm_size in range(n + 1):
+        mask = top_s_mask(scores, super_arm_size)
+        assert np.all(mask.sum(axis=1) == super_arm_size)
         for r in range(replicates):
-            np.testing.assert_array_equal(mask[r], brute_force_argmax(scores[r], budget))
+            np.testing.assert_array_equal(mask[r], brute_force_argmax(scores[r], super_arm_size))
 
 
 @pytest.mark.parametrize("n", [3, 6, 10])
 def test_signed_scores_keep_only_positive_ones(n, rng):
     scores = rng.normal(size=(12, n))
-    for budget in range(1, n + 1):
-        mask = top_s_mask(scores, budget)
-        assert np.all(mask.sum(axis=1) == np.minimum(budget, (scores > 0).sum(axis=1)))
+    for super_arm_size in range(1, n + 1):
+        mask = top_s_mask(scores, super_arm_size)
+        assert np.all(mask.sum(axis=1) == np.minimum(super_arm_size, (scores > 0).sum(axis=1)))
         for r in range(scores.shape[0]):
-            np.testing.assert_array_equal(mask[r], brute_force_argmax(scores[r], budget))
-            assert scores[r][mask[r]].sum() == pytest.approx(brute_force_value(scores[r], budget))
-        filled = top_s_mask(scores, budget, positive_only=False)
-        assert np.all(filled.sum(axis=1) == budget)
+            np.testing.assert_array_equal(mask[r], brute_force_argmax(scores[r], super_arm_size))
+            assert scores[r][mask[r]].sum() == pytest.approx(
+                brute_force_value(scores[r], super_arm_size)
+            )
+        filled = top_s_mask(scores, super_arm_size, positive_only=False)
+        assert np.all(filled.sum(axis=1) == super_arm_size)
         assert np.all(filled >= mask)
 
 
@@ -65,7 +67,7 @@ def test_ties_deterministic_and_random():
     uniforms = np.array([[0.1, 0.2, 0.3, 0.5, 0.4, 0.9, 0.0]])
     np.testing.assert_array_equal(top_s_mask(scores, 3, uniforms), [[0, 1, 0, 1, 0, 1, 0]])
     np.testing.assert_array_equal(top_s_mask(scores, 4, uniforms), [[0, 1, 0, 1, 1, 1, 0]])
-    # a zero score is never needed, but fills the budget when asked to
+    # a zero score is never needed, but fills the super arm when asked to
     assert top_s_mask(scores, 7).sum() == 6
     assert top_s_mask(scores, 7, positive_only=False).sum() == 7
 

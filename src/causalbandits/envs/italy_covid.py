@@ -25,7 +25,7 @@ from causalbandits.envs.semibandit import (
     SemiBanditFeedback,
     SemiBanditProblem,
     check_adjacency,
-    check_horizon_and_budget,
+    check_horizon_and_super_arm_size,
     check_super_arms,
 )
 from causalbandits.estimators.topk import top_s_mask, total_effects
@@ -184,20 +184,20 @@ class ItalyCovidBandit(PiecewiseRounds):
     def __init__(
         self,
         instance: CovidInstance,
-        budget: int = 5,
+        super_arm_size: int = 5,
         reference_adjacency: np.ndarray | None = None,
         optimal_tolerance: float = 1e-9,
     ) -> None:
         n = instance.n_arms
-        check_horizon_and_budget(instance.horizon, budget, n)
+        check_horizon_and_super_arm_size(instance.horizon, super_arm_size, n)
         self.instance = instance
         self.horizon = instance.horizon
-        self.budget = int(budget)
+        self.super_arm_size = int(super_arm_size)
         self.change_points = np.array([instance.change_point])
         self.optimal_tolerance = float(optimal_tolerance)
         self.problem = CovidProblem(
             n_arms=n,
-            budget=self.budget,
+            super_arm_size=self.super_arm_size,
             horizon=self.horizon,
             upper_triangular=False,
             regions=REGIONS,
@@ -209,7 +209,7 @@ class ItalyCovidBandit(PiecewiseRounds):
             if adjacency.shape != (n, n):
                 raise ValueError(f"the reference graph must be {n} x {n}, got {adjacency.shape}")
             self.scores = total_effects(adjacency) * instance.means
-            self.optimal_actions = top_s_mask(self.scores, self.budget)
+            self.optimal_actions = top_s_mask(self.scores, self.super_arm_size)
             self.optimal_values = np.sum(self.scores * self.optimal_actions, axis=1)
         self._b: np.ndarray | None = None
 
@@ -239,7 +239,7 @@ class ItalyCovidBandit(PiecewiseRounds):
         """Regret (eq. 7) of the round about to be played under the reference graph."""
         if self.scores is None:
             raise RuntimeError("the Covid data have no true graph: pass reference_adjacency")
-        x = check_super_arms(actions, self.n_arms, self.budget, len(actions))
+        x = check_super_arms(actions, self.n_arms, self.super_arm_size, len(actions))
         return self.optimal_values[self.period] - x @ self.scores[self.period]
 
     def estimated_overall_rewards(self, actions: np.ndarray, adjacency: np.ndarray) -> np.ndarray:

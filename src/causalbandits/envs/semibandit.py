@@ -61,7 +61,9 @@ def check_adjacency(adjacency: np.ndarray) -> np.ndarray:
     return matrix
 
 
-def check_super_arms(actions: np.ndarray, n_arms: int, budget: int, replicates: int) -> np.ndarray:
+def check_super_arms(
+    actions: np.ndarray, n_arms: int, super_arm_size: int, replicates: int
+) -> np.ndarray:
     """Validate one super arm per replicate: a 0/1 mask ``(R, N)`` with at most ``s`` ones."""
     x = np.asarray(actions)
     if x.shape != (replicates, n_arms):
@@ -73,10 +75,10 @@ def check_super_arms(actions: np.ndarray, n_arms: int, budget: int, replicates: 
             raise ValueError("actions must be boolean (0/1) masks")
         x = x.astype(bool)
     sizes = x.sum(axis=1)
-    if np.any(sizes > budget):
-        bad = np.flatnonzero(sizes > budget)
+    if np.any(sizes > super_arm_size):
+        bad = np.flatnonzero(sizes > super_arm_size)
         raise ValueError(
-            f"super arms may hold at most s = {budget} base arms; replicate(s) "
+            f"super arms may hold at most s = {super_arm_size} base arms; replicate(s) "
             f"{bad.tolist()[:5]} hold {sizes[bad].tolist()[:5]}"
         )
     return x
@@ -125,13 +127,13 @@ class Uniform:
 
 @dataclass(frozen=True)
 class SemiBanditProblem:
-    """What a learner is told: ``N``, the budget ``s``, ``T``, whether ``A`` is known to be
+    """What a learner is told: ``N``, the super-arm size ``s``, ``T``, whether ``A`` is known to be
     strictly upper triangular (the known vertex order of Sec. II; ``False`` allows cycles) and
     the feedback delay bound (``D``, or ``D_max``; set by :class:`~causalbandits.envs.delay.
     FeedbackDelay`)."""
 
     n_arms: int
-    budget: int
+    super_arm_size: int
     horizon: int
     upper_triangular: bool = True
     delay: int = 0
@@ -145,12 +147,14 @@ class SemiBanditFeedback:
     y: np.ndarray
 
 
-def check_horizon_and_budget(horizon: int, budget: int, n_arms: int) -> None:
+def check_horizon_and_super_arm_size(horizon: int, super_arm_size: int, n_arms: int) -> None:
     """Raise unless ``T >= 1`` and ``1 <= s <= N`` are integers."""
     if int(horizon) != horizon or horizon <= 0:
         raise ValueError(f"horizon T must be a positive integer, got {horizon}")
-    if int(budget) != budget or not 1 <= budget <= n_arms:
-        raise ValueError(f"the budget s must be an integer in 1..N = {n_arms}, got {budget}")
+    if int(super_arm_size) != super_arm_size or not 1 <= super_arm_size <= n_arms:
+        raise ValueError(
+            f"the super-arm size s must be an integer in 1..N = {n_arms}, got {super_arm_size}"
+        )
 
 
 def check_change_points(change_points: Sequence[int], horizon: int) -> np.ndarray:
@@ -168,14 +172,14 @@ def check_change_points(change_points: Sequence[int], horizon: int) -> np.ndarra
 
 class PiecewiseRounds(ReplicatedEnvironment):
     """What the semi-bandit environments share (:class:`SemiBanditEnv`, its
-    per-replicate-instance sibling and the Covid replay): super arms of at most ``budget``
+    per-replicate-instance sibling and the Covid replay): super arms of at most ``super_arm_size``
     of the ``n_arms`` base arms, one uniform per arm, round and replicate as noise, periods
     split by ``change_points`` (1-based), and :meth:`is_optimal` comparing the environment's
     ``pseudo_regret`` (eq. 7) with ``optimal_tolerance``."""
 
     change_points: np.ndarray
     n_arms: int
-    budget: int
+    super_arm_size: int
     optimal_tolerance: float
 
     def period_of(self, rounds: np.ndarray | int) -> np.ndarray:
@@ -192,7 +196,7 @@ class PiecewiseRounds(ReplicatedEnvironment):
 
     def check_actions(self, actions: np.ndarray) -> np.ndarray:
         """One super arm per replicate: 0/1 masks ``(R, N)`` with at most ``s`` ones."""
-        return check_super_arms(actions, self.n_arms, self.budget, self.replicates)
+        return check_super_arms(actions, self.n_arms, self.super_arm_size, self.replicates)
 
     @abstractmethod
     def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
@@ -214,7 +218,7 @@ class SemiBanditEnv(PiecewiseRounds):
         cyclic graph with spectral radius < 1.
     means:
         ``beta`` per period, shape ``(n_periods, N)``.
-    budget:
+    super_arm_size:
         The sparsity ``s``: super arms hold at most ``s`` base arms.
     horizon:
         Number of rounds ``T``.
@@ -230,7 +234,7 @@ class SemiBanditEnv(PiecewiseRounds):
         self,
         adjacency: np.ndarray,
         means: np.ndarray,
-        budget: int,
+        super_arm_size: int,
         horizon: int,
         change_points: Sequence[int] = (),
         distribution: RewardDistribution | None = None,
@@ -238,8 +242,8 @@ class SemiBanditEnv(PiecewiseRounds):
     ) -> None:
         self.adjacency = check_adjacency(adjacency)
         n = self.adjacency.shape[0]
-        check_horizon_and_budget(horizon, budget, n)
-        self.horizon, self.budget = int(horizon), int(budget)
+        check_horizon_and_super_arm_size(horizon, super_arm_size, n)
+        self.horizon, self.super_arm_size = int(horizon), int(super_arm_size)
         self.change_points = check_change_points(change_points, self.horizon)
         beta = np.array(means, dtype=float)
         if beta.shape != (self.change_points.size + 1, n):
@@ -257,11 +261,11 @@ class SemiBanditEnv(PiecewiseRounds):
         self.transfer = transfer_matrix(weights_from_adjacency(self.adjacency))
         self.total_effects = total_effects(self.adjacency)
         self.scores = self.total_effects * beta
-        self.optimal_actions = top_s_mask(self.scores, self.budget)
+        self.optimal_actions = top_s_mask(self.scores, self.super_arm_size)
         self.optimal_values = np.sum(self.scores * self.optimal_actions, axis=1)
         self.problem = SemiBanditProblem(
             n_arms=n,
-            budget=self.budget,
+            super_arm_size=self.super_arm_size,
             horizon=self.horizon,
             upper_triangular=bool(np.all(np.tril(self.adjacency) == 0)),
         )
@@ -296,7 +300,7 @@ class SemiBanditEnv(PiecewiseRounds):
 
     def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
         """``mu_t(x*_t) - mu_t(x_t)`` of each replicate (eq. 7) for the round about to be played."""
-        x = check_super_arms(actions, self.n_arms, self.budget, len(actions))
+        x = check_super_arms(actions, self.n_arms, self.super_arm_size, len(actions))
         return self.optimal_value - self.expected_payoff(x)
 
 
@@ -318,14 +322,17 @@ def random_upper_triangular(
     return adjacency
 
 
-def _separated(scores: np.ndarray, budget: int, min_gap: float) -> bool:
+def _separated(scores: np.ndarray, super_arm_size: int, min_gap: float) -> bool:
     ranked = np.sort(scores)[::-1]
-    return budget == scores.size or ranked[budget - 1] - ranked[budget] >= min_gap
+    return (
+        super_arm_size == scores.size
+        or ranked[super_arm_size - 1] - ranked[super_arm_size] >= min_gap
+    )
 
 
 def synthetic_means(
     weights: np.ndarray,
-    budget: int,
+    super_arm_size: int,
     n_periods: int,
     rng: RNGLike = None,
     mean_range: tuple[float, float] = (0.05, 0.95),
@@ -357,9 +364,10 @@ def synthetic_means(
                 beta = generator.uniform(*mean_range, size=n)
             scores = weights * beta
             changed = not periods or np.any(
-                top_s_mask(scores, budget) != top_s_mask(weights * periods[-1], budget)
+                top_s_mask(scores, super_arm_size)
+                != top_s_mask(weights * periods[-1], super_arm_size)
             )
-            if changed and _separated(scores, budget, min_gap):
+            if changed and _separated(scores, super_arm_size, min_gap):
                 periods.append(beta)
                 break
         else:
@@ -370,7 +378,7 @@ def synthetic_means(
 def ndc_synthetic_env(
     rng: RNGLike = None,
     n_arms: int = 10,
-    budget: int = 4,
+    super_arm_size: int = 4,
     horizon: int = 5000,
     change_points: Sequence[int] = (1000, 2500, 4000),
     n_edges: int = 9,
@@ -387,11 +395,11 @@ def ndc_synthetic_env(
     adjacency = random_upper_triangular(n_arms, n_edges, weight_range, generator)
     means = synthetic_means(
         total_effects(adjacency),
-        budget,
+        super_arm_size,
         len(change_points) + 1,
         generator,
         mean_range=mean_range,
         n_redraw=n_redraw,
         min_gap=min_gap,
     )
-    return SemiBanditEnv(adjacency, means, budget, horizon, change_points)
+    return SemiBanditEnv(adjacency, means, super_arm_size, horizon, change_points)

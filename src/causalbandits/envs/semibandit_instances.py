@@ -37,7 +37,7 @@ class SemiBanditInstances(PiecewiseRounds):
     adjacency: ``A_r`` per replicate, ``(R, N, N)``, paper convention (``A[i, j]``: effect of
         ``j`` on ``i``).
     means: ``beta`` per replicate and period, ``(R, n_periods, N)``.
-    budget, horizon, change_points, distribution, optimal_tolerance: as in
+    super_arm_size, horizon, change_points, distribution, optimal_tolerance: as in
         :class:`~causalbandits.envs.semibandit.SemiBanditEnv` (shared by all instances).
     """
 
@@ -45,7 +45,7 @@ class SemiBanditInstances(PiecewiseRounds):
         self,
         adjacency: np.ndarray,
         means: np.ndarray,
-        budget: int,
+        super_arm_size: int,
         horizon: int,
         change_points: Sequence[int] = (),
         distribution: RewardDistribution | None = None,
@@ -61,11 +61,13 @@ class SemiBanditInstances(PiecewiseRounds):
         # each instance is validated and solved (eqs. 4, 6 and the top-s oracle) by the
         # single-instance environment; this class stacks the results on a replicate axis
         instances = [
-            SemiBanditEnv(a, m, budget, horizon, change_points, distribution, optimal_tolerance)
+            SemiBanditEnv(
+                a, m, super_arm_size, horizon, change_points, distribution, optimal_tolerance
+            )
             for a, m in zip(stack, beta, strict=True)
         ]
         first = instances[0]
-        self.horizon, self.budget = first.horizon, first.budget
+        self.horizon, self.super_arm_size = first.horizon, first.super_arm_size
         self.change_points = first.change_points
         self.distribution = first.distribution
         self.optimal_tolerance = first.optimal_tolerance
@@ -134,7 +136,7 @@ def synthetic_instances(
     return SemiBanditInstances(
         np.stack([e.adjacency for e in envs]),
         np.stack([e.means for e in envs]),
-        first.budget,
+        first.super_arm_size,
         first.horizon,
         first.change_points,
     )

@@ -54,7 +54,7 @@ class DiscountedArmStatistics:
     replicates, n_arms: ``R`` and ``N``.
     gamma: discount factor in ``(0, 1]``: a scalar, or one value per replicate ``(R,)``.
     xi: exploration constant ``xi >= 0`` of eq. 11: a scalar or ``(R,)``.
-    budget: the sparsity ``s``.
+    super_arm_size: the sparsity ``s``.
     bound: the reward bound ``B`` of the D-UCB padding (1 in the paper).
     count_pending: pad with ``M + P`` (plays in flight counted; module docstring); then
         :meth:`advance` needs the round's super arms.
@@ -70,7 +70,7 @@ class DiscountedArmStatistics:
         n_arms: int,
         gamma: float | np.ndarray,
         xi: float | np.ndarray,
-        budget: int,
+        super_arm_size: int,
         bound: float = 1.0,
         count_pending: bool = False,
     ) -> None:
@@ -80,7 +80,7 @@ class DiscountedArmStatistics:
             raise ValueError(f"gamma must lie in (0, 1], got {self.gamma.tolist()}")
         if not (np.all(self.xi >= 0) and bound >= 0):
             raise ValueError(f"xi and bound must be >= 0, got {self.xi.tolist()} and {bound}")
-        self.budget = int(budget)
+        self.super_arm_size = int(super_arm_size)
         self.bound = float(bound)
         self.t = 0
         self.counts = np.zeros((replicates, n_arms))  # M
@@ -141,7 +141,7 @@ class DiscountedArmStatistics:
         (``M + P`` in the denominator with ``count_pending``)."""
         log_m = np.log(np.maximum(self.horizon_weight, 1.0))
         positive = self.counts > 0
-        scale = self._rows(2.0 * self.bound * np.sqrt(self.xi * (self.budget + 1) * log_m))
+        scale = self._rows(2.0 * self.bound * np.sqrt(self.xi * (self.super_arm_size + 1) * log_m))
         counts = self.counts + self.pending if self.count_pending else self.counts
         return np.where(positive, scale / np.sqrt(np.where(positive, counts, 1.0)), np.inf)
 

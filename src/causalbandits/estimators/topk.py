@@ -38,23 +38,26 @@ def total_effects(adjacency: np.ndarray, least_squares: bool = False) -> np.ndar
 
 def top_s_mask(
     scores: np.ndarray,
-    budget: int,
+    super_arm_size: int,
     uniforms: np.ndarray | None = None,
     positive_only: bool = True,
 ) -> np.ndarray:
-    """Boolean mask ``(..., N)`` of the ``budget`` largest ``scores`` ``(..., N)`` per row."""
+    """Boolean mask ``(..., N)`` of the ``super_arm_size`` (``s``) largest ``scores`` per row.
+
+    ``scores`` and the mask have shape ``(..., N)``.
+    """
     scores = np.asarray(scores, dtype=float)
     n = scores.shape[-1]
-    if not 0 <= budget <= n:
-        raise ValueError(f"budget must lie in 0..{n}, got {budget}")
+    if not 0 <= super_arm_size <= n:
+        raise ValueError(f"super-arm size s must lie in 0..{n}, got {super_arm_size}")
     if np.isnan(scores).any():
         raise ValueError("scores contain NaN")
-    if budget == 0:
+    if super_arm_size == 0:
         return np.zeros(scores.shape, dtype=bool)
-    kth = np.partition(scores, n - budget, axis=-1)[..., n - budget, None]
+    kth = np.partition(scores, n - super_arm_size, axis=-1)[..., n - super_arm_size, None]
     above = scores > kth
     tied = scores == kth
-    need = budget - above.sum(axis=-1, keepdims=True)
+    need = super_arm_size - above.sum(axis=-1, keepdims=True)
     if uniforms is None:
         priority = np.broadcast_to(-np.arange(n, dtype=float), scores.shape)
     else:

@@ -29,13 +29,13 @@ _HALF_SQRT2 = np.sqrt(0.5)
 _LOG2 = np.log(2.0)
 
 
-def hybrid_weight(n_arms: int, budget: int) -> float:
+def hybrid_weight(n_arms: int, super_arm_size: int) -> float:
     """``gamma_h`` of Zimmert et al.: 1 if ``m <= d / 2``, else ``sqrt(1 / log(d / (d - m)))``."""
-    if budget <= n_arms / 2:
+    if super_arm_size <= n_arms / 2:
         return 1.0
-    if budget >= n_arms:
+    if super_arm_size >= n_arms:
         return 0.0
-    return float(np.sqrt(1.0 / np.log(n_arms / (n_arms - budget))))
+    return float(np.sqrt(1.0 / np.log(n_arms / (n_arms - super_arm_size))))
 
 
 def _softplus(v: np.ndarray) -> np.ndarray:
@@ -116,7 +116,7 @@ def _solve_theta(target: np.ndarray, hybrid: float, start: np.ndarray, tol: floa
 def hybrid_marginals(
     cum_losses: np.ndarray,
     eta: float | np.ndarray,
-    budget: int,
+    super_arm_size: int,
     hybrid: float = 1.0,
     start: np.ndarray | None = None,
     tol: float = 1e-13,
@@ -126,21 +126,21 @@ def hybrid_marginals(
 
     ``cum_losses`` ``L_hat`` is ``(R, N)``, ``eta`` a scalar or ``(R,)``; ``start`` is a warm
     start for ``nu`` (e.g. the previous round's). Returns ``x`` in ``[0, 1]`` with
-    ``sum_i x_i = budget`` up to rounding.
+    ``sum_i x_i = super_arm_size`` up to rounding.
     """
     losses = np.asarray(cum_losses, dtype=float)
     replicates, n = losses.shape
-    if not 1 <= budget <= n:
-        raise ValueError(f"budget must lie in 1..{n}, got {budget}")
-    if budget == n:
+    if not 1 <= super_arm_size <= n:
+        raise ValueError(f"super-arm size s must lie in 1..{n}, got {super_arm_size}")
+    if super_arm_size == n:
         return np.ones((replicates, n)), np.zeros(replicates)
     if hybrid <= 0:
-        raise ValueError(f"the hybrid weight must be positive for budget < N, got {hybrid}")
+        raise ValueError(f"the hybrid weight must be positive for s < N, got {hybrid}")
     eta = np.broadcast_to(np.asarray(eta, dtype=float), (replicates,))[:, None]
     shift = losses.min(axis=1, keepdims=True)
     losses = losses - shift
     # nu at which every x_i is >= (<=) m / N, so that sum x >= (<=) m: an exact bracket.
-    uniform = np.full((1, 1), np.log(budget / (n - budget)))
+    uniform = np.full((1, 1), np.log(super_arm_size / (n - super_arm_size)))
     g_uniform = _stationarity(uniform, hybrid)[0]
     lo = -g_uniform / eta - losses.max(axis=1, keepdims=True)
     hi = -g_uniform / eta
@@ -153,15 +153,15 @@ def hybrid_marginals(
         x = np.exp(-_softplus(-theta))
         slope = _stationarity(theta, hybrid)[1]
         dx_dnu = eta * x * np.exp(-_softplus(theta)) / slope
-        return budget - x.sum(axis=1, keepdims=True), dx_dnu.sum(axis=1, keepdims=True)
+        return super_arm_size - x.sum(axis=1, keepdims=True), dx_dnu.sum(axis=1, keepdims=True)
 
-    nu = _bracketed_newton(excess, lo, hi, nu0, tol, max_iter, ftol=tol * budget)
+    nu = _bracketed_newton(excess, lo, hi, nu0, tol, max_iter, ftol=tol * super_arm_size)
     excess(nu)
     return np.exp(-_softplus(-theta)), (nu - shift)[:, 0]
 
 
-def madow_sample(marginals: np.ndarray, uniforms: np.ndarray, budget: int) -> np.ndarray:
-    """Madow's systematic sampling: ``(R, N)`` masks of exactly ``budget`` distinct arms.
+def madow_sample(marginals: np.ndarray, uniforms: np.ndarray, super_arm_size: int) -> np.ndarray:
+    """Madow's systematic sampling: ``(R, N)`` masks of exactly ``super_arm_size`` distinct arms.
 
     Arm ``i`` is taken when one of the points ``u + k``, ``k = 0..m-1``, falls in
     ``[sum_{j<i} x_j, sum_{j<=i} x_j)``, so ``P(i in A) = x_i`` when ``sum x = m`` and
@@ -171,10 +171,10 @@ def madow_sample(marginals: np.ndarray, uniforms: np.ndarray, budget: int) -> np
     marginals = np.asarray(marginals, dtype=float)
     replicates, n = marginals.shape
     cumulative = np.cumsum(marginals, axis=1)
-    steps = np.arange(budget)
+    steps = np.arange(super_arm_size)
     points = np.asarray(uniforms, dtype=float).reshape(replicates, 1) + steps
     index = (cumulative[:, None, :] <= points[:, :, None]).sum(axis=2)
-    offset = np.clip(np.maximum.accumulate(index - steps, axis=1), 0, n - budget)
+    offset = np.clip(np.maximum.accumulate(index - steps, axis=1), 0, n - super_arm_size)
     mask = np.zeros((replicates, n), dtype=bool)
     np.put_along_axis(mask, offset + steps, True, axis=1)
     return mask
@@ -188,7 +188,7 @@ def importance_weighted_losses(
 
 
 class FTRLHybrid:
-    """FTRL-HYBRID (Zimmert et al.) on exactly ``budget`` of ``n_arms`` arms, delay-agnostic.
+    """FTRL-HYBRID (Zimmert et al.) on exactly ``s`` of ``N`` arms, delay-agnostic.
 
     ``select`` returns ``(R, N)`` boolean super arms. ``update`` takes either the plain
     feedback of the round just played (fields ``y`` and ``z``, each ``(R, N)``) or the
@@ -198,7 +198,7 @@ class FTRLHybrid:
 
     Parameters
     ----------
-    problem: anything with ``n_arms`` (``N``) and ``budget`` (``m = s``).
+    problem: anything with ``n_arms`` (``N``) and ``super_arm_size`` (``m = s``).
     reward_scale: observations are divided by it and clipped to ``[0, 1]``
         (decisions: ndc-sem 10, e.g. ``y_max = max_i sum_j [(I - A)^{-1}]_ij``); ``None`` uses
         each replicate's running max.
@@ -213,18 +213,18 @@ class FTRLHybrid:
         observe: str = "y",
         hybrid: float | None = None,
     ) -> None:
-        n_arms, budget = int(problem.n_arms), int(problem.budget)
-        if not 1 <= budget <= n_arms:
-            raise ValueError(f"budget must lie in 1..{n_arms}, got {budget}")
+        n_arms, super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
+        if not 1 <= super_arm_size <= n_arms:
+            raise ValueError(f"super-arm size s must lie in 1..{n_arms}, got {super_arm_size}")
         if observe not in ("y", "z"):
             raise ValueError(f"observe must be 'y' or 'z', got {observe!r}")
         if reward_scale is not None and reward_scale <= 0:
             raise ValueError(f"reward_scale must be positive, got {reward_scale}")
         self.n_arms = n_arms
-        self.budget = budget
+        self.super_arm_size = super_arm_size
         self.reward_scale = reward_scale
         self.observe = observe
-        self.hybrid = hybrid_weight(n_arms, budget) if hybrid is None else float(hybrid)
+        self.hybrid = hybrid_weight(n_arms, super_arm_size) if hybrid is None else float(hybrid)
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         replicates = len(seeds)
@@ -238,9 +238,9 @@ class FTRLHybrid:
     def select(self) -> np.ndarray:
         self.t += 1
         x, self._nu = hybrid_marginals(
-            self.cum_losses, 1.0 / np.sqrt(self.t), self.budget, self.hybrid, start=self._nu
+            self.cum_losses, 1.0 / np.sqrt(self.t), self.super_arm_size, self.hybrid, start=self._nu
         )
-        played = madow_sample(x, self._uniforms.next(), self.budget)
+        played = madow_sample(x, self._uniforms.next(), self.super_arm_size)
         self._pending[self.t] = [x, played, len(played)]
         return played
 

@@ -37,7 +37,7 @@ from causalbandits.random import uniform_stream
 DEFAULT_XI = 0.1
 
 
-def initialisation_matrix(n_arms: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+def initialisation_matrix(n_arms: int, super_arm_size: int, rng: np.random.Generator) -> np.ndarray:
     """``H`` of Algorithm 1 (lines 1-4): upper triangular with unit diagonal.
 
     Column ``i`` (1-based) has ones in rows ``1..i`` when ``i <= s``; otherwise the diagonal
@@ -46,10 +46,10 @@ def initialisation_matrix(n_arms: int, budget: int, rng: np.random.Generator) ->
     """
     h = np.eye(n_arms, dtype=bool)
     for i in range(n_arms):
-        if i < budget:
+        if i < super_arm_size:
             h[:i, i] = True
         else:
-            h[rng.choice(i, size=budget - 1, replace=False), i] = True
+            h[rng.choice(i, size=super_arm_size - 1, replace=False), i] = True
     return h
 
 
@@ -77,10 +77,12 @@ class DiscountedIndex:
         sizes = [np.size(v) for v in (self.gamma, self.xi) if np.ndim(v)]
         DiscountedArmStatistics(max(sizes, default=1), 1, self.gamma, self.xi, 1)
 
-    def statistics(self, replicates: int, n_arms: int, budget: int) -> DiscountedArmStatistics:
+    def statistics(
+        self, replicates: int, n_arms: int, super_arm_size: int
+    ) -> DiscountedArmStatistics:
         """Fresh arm statistics of ``replicates`` replicates."""
         return DiscountedArmStatistics(
-            replicates, n_arms, self.gamma, self.xi, budget, 1.0, self.count_pending
+            replicates, n_arms, self.gamma, self.xi, super_arm_size, 1.0, self.count_pending
         )
 
 
@@ -140,7 +142,7 @@ class SEMSemiBandit:
 
     Parameters
     ----------
-    problem: ``n_arms``, ``budget`` (``s``), ``upper_triangular`` (known order: DAG lasso;
+    problem: ``n_arms``, ``super_arm_size`` (``s``), ``upper_triangular`` (known order: DAG lasso;
         otherwise cycles are allowed, as in the Covid experiment) and ``delay`` (``D``).
     index: the UCB index of eq. 10-11 (:class:`DiscountedIndex`).
     graph: the graph learner of eq. 9 (:class:`LassoGraph` or a validated one).
@@ -158,9 +160,11 @@ class SEMSemiBandit:
         graph_input: str = "z",
         wait_for_initial_feedback: bool = True,
     ) -> None:
-        self.n_arms, self.budget = int(problem.n_arms), int(problem.budget)
-        if not 1 <= self.budget <= self.n_arms:
-            raise ValueError(f"budget must lie in 1..{self.n_arms}, got {self.budget}")
+        self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
+        if not 1 <= self.super_arm_size <= self.n_arms:
+            raise ValueError(
+                f"super-arm size s must lie in 1..{self.n_arms}, got {self.super_arm_size}"
+            )
         if graph_input not in ("z", "b"):
             raise ValueError(f"graph_input must be 'z' or 'b', got {graph_input!r}")
         self.index, self.graph, self.graph_input = index, graph, graph_input
@@ -179,8 +183,10 @@ class SEMSemiBandit:
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         replicates = len(seeds)
         rngs = [np.random.default_rng(s.spawn(1)[0]) for s in seeds]
-        self.h = np.stack([initialisation_matrix(self.n_arms, self.budget, g) for g in rngs])
-        self.arms = self.index.statistics(replicates, self.n_arms, self.budget)
+        self.h = np.stack(
+            [initialisation_matrix(self.n_arms, self.super_arm_size, g) for g in rngs]
+        )
+        self.arms = self.index.statistics(replicates, self.n_arms, self.super_arm_size)
         self.lasso = self.graph.learner(replicates, self.n_arms, self.structure)
         self.uniforms = uniform_stream(seeds, (self.n_arms,))
         self.t = 0
@@ -191,7 +197,9 @@ class SEMSemiBandit:
         if self.t <= self.initial_rounds:
             return self.h[:, :, (self.t - 1) % self.n_arms].copy()
         scores = total_effects(self.lasso.fit()) * self.arms.indices()
-        return top_s_mask(scores, self.budget, ties, positive_only=self.structure == "cyclic")
+        return top_s_mask(
+            scores, self.super_arm_size, ties, positive_only=self.structure == "cyclic"
+        )
 
     def update(self, actions: np.ndarray, feedback: object) -> None:
         arrived = collect_arrivals(actions, feedback, self.t, len(self.h))

@@ -25,7 +25,7 @@ class Oracle:
 
     Parameters
     ----------
-    problem: anything with ``n_arms`` (``N``) and ``budget`` (``s``).
+    problem: anything with ``n_arms`` (``N``) and ``super_arm_size`` (``s``).
     optimal_actions: boolean masks ``(n_periods, N)`` (one instance) or ``(R, n_periods, N)``
         (one instance per replicate).
     change_points: 1-based rounds where a new period starts (``n_periods - 1`` of them).
@@ -34,7 +34,7 @@ class Oracle:
     def __init__(
         self, problem: Any, optimal_actions: np.ndarray, change_points: Sequence[int] = ()
     ) -> None:
-        self.n_arms, self.budget = int(problem.n_arms), int(problem.budget)
+        self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         actions = np.asarray(optimal_actions)
         if actions.dtype != bool and not np.all((actions == 0) | (actions == 1)):
             raise ValueError("optimal_actions must be 0/1 masks")
@@ -46,8 +46,8 @@ class Oracle:
                 f"optimal_actions must have shape ([R,] {periods}, {self.n_arms}) for "
                 f"{periods - 1} change point(s), got {actions.shape}"
             )
-        if np.any(actions.sum(axis=-1) > self.budget):
-            raise ValueError(f"optimal super arms may hold at most s = {self.budget} arms")
+        if np.any(actions.sum(axis=-1) > self.super_arm_size):
+            raise ValueError(f"optimal super arms may hold at most s = {self.super_arm_size} arms")
         self.optimal_actions = actions
 
     @classmethod

@@ -100,9 +100,11 @@ class _CountingBaseline:
     """Shared state of the index baselines: counts and sums of normalised ``y`` per arm."""
 
     def __init__(self, problem: object) -> None:
-        self.n_arms, self.budget = int(problem.n_arms), int(problem.budget)
-        if not 1 <= self.budget <= self.n_arms:
-            raise ValueError(f"budget must lie in 1..{self.n_arms}, got {self.budget}")
+        self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
+        if not 1 <= self.super_arm_size <= self.n_arms:
+            raise ValueError(
+                f"super-arm size s must lie in 1..{self.n_arms}, got {self.super_arm_size}"
+            )
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         replicates = len(seeds)
@@ -115,7 +117,9 @@ class _CountingBaseline:
     def select(self) -> np.ndarray:
         self.t += 1
         draws = self.uniforms.next()
-        return top_s_mask(self.scores(draws[:, 0]), self.budget, draws[:, 1], positive_only=False)
+        return top_s_mask(
+            self.scores(draws[:, 0]), self.super_arm_size, draws[:, 1], positive_only=False
+        )
 
     def update(self, actions: np.ndarray, feedback: object) -> None:
         arrived = collect_arrivals(actions, feedback, self.t, len(self.counts))
@@ -174,13 +178,13 @@ class RandomSuperArm:
     """A uniformly random super arm of exactly ``s`` arms every round (decisions: ndc-sem 12)."""
 
     def __init__(self, problem: object) -> None:
-        self.n_arms, self.budget = int(problem.n_arms), int(problem.budget)
+        self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         self.uniforms = uniform_stream(seeds, (self.n_arms,))
 
     def select(self) -> np.ndarray:
-        return top_s_mask(self.uniforms.next(), self.budget, positive_only=False)
+        return top_s_mask(self.uniforms.next(), self.super_arm_size, positive_only=False)
 
     def update(self, actions: np.ndarray, feedback: object) -> None:
         """Nothing to learn."""

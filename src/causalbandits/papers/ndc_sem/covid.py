@@ -123,7 +123,7 @@ class CovidExperiment(TaskGrid):
         ``tuning_seed`` (must differ from ``seed``) for the ``(gamma, xi)`` search.
     lambda_grid: ``lam`` values for the online tuning (normalised units).
     gamma, xi: NDC-SEM's discount and exploration constant (Table I, Covid).
-    budget, delay, change_point: ``s``, ``D`` and the day of the cyclic shift.
+    super_arm_size, delay, change_point: ``s``, ``D`` and the day of the cyclic shift.
     shift: a fixed ``k`` for every seed; ``None`` draws ``k`` per seed.
     units: reward units to run, from :data:`UNITS` (``"max"``: decisions: ndc-sem 23).
     featured_seed: the seed drawn in Figs. 3 and 4.
@@ -138,7 +138,7 @@ class CovidExperiment(TaskGrid):
     lambda_grid: tuple[float, ...] = DECADE_GRID
     gamma: float = 0.85
     xi: float = 0.1
-    budget: int = 5
+    super_arm_size: int = 5
     delay: int = 3
     change_point: int = 40
     shift: int | None = None
@@ -252,7 +252,8 @@ class CovidExperiment(TaskGrid):
         factor."""
         factor = instance.scale if self.units[setting] == "cases" else 1.0
         env = FeedbackDelay(
-            ItalyCovidBandit(_rescaled(instance, factor), budget=self.budget), delay=self.delay
+            ItalyCovidBandit(_rescaled(instance, factor), super_arm_size=self.super_arm_size),
+            delay=self.delay,
         )
         return env, np.asarray(self.lambda_grid) * factor**2, factor
 

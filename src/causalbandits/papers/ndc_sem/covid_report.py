@@ -196,7 +196,9 @@ def bonus_floor(experiment: CovidExperiment, gamma: float, xi: float) -> float:
     """NDC-SEM's smallest bonus (eq. 11) with ``(gamma, xi)``: an arm pulled every day, in
     the long run (``M -> gamma^D / (1 - gamma)``, ``m -> 1 / (1 - gamma)``)."""
     counts = gamma**experiment.delay / (1 - gamma)
-    return 2 * float(np.sqrt(xi * (experiment.budget + 1) * np.log(1 / (1 - gamma)) / counts))
+    return 2 * float(
+        np.sqrt(xi * (experiment.super_arm_size + 1) * np.log(1 / (1 - gamma)) / counts)
+    )
 
 
 def daily_gap(df: pd.DataFrame, unit: str, ndc: str, first: int, last: int) -> str:
@@ -408,7 +410,7 @@ def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
         f"# {experiment.name}: NDC-SEM paper, Covid-19 Italy (Sec. V-B, App. VII-D)",
         "",
         f"N = {len(REGIONS)} regions, T = {horizon} days ({days['date'].min()} to "
-        f"{days['date'].max()}), s = {experiment.budget}, D = "
+        f"{days['date'].max()}), s = {experiment.super_arm_size}, D = "
         f"{experiment.delay}, change point at day {c}; NDC-SEM gamma = {experiment.gamma}, xi = "
         f"{experiment.xi} (Table I); lambda grid "
         f"{', '.join(f'{v:.0e}' for v in experiment.lambda_grid)}; {len(shifts)} seeds, shifts "
@@ -434,7 +436,7 @@ def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
     if len(units) > 1:
         b_mean = df[(df["record"] == "prediction") & (df["unit"] == unit)].groupby("region")["b"]
         b_mean = b_mean.mean()
-        sem_bonus = np.sqrt((experiment.budget + 1) * np.log(horizon) / horizon)
+        sem_bonus = np.sqrt((experiment.super_arm_size + 1) * np.log(horizon) / horizon)
         facts = {
             "NDC-SEM bonus floor, 2 sqrt(xi (s+1) log m / M), M -> gamma^D / (1 - gamma)": (
                 f"{bonus_floor(experiment, experiment.gamma, experiment.xi):.2f}"

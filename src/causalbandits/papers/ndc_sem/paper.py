@@ -4,7 +4,7 @@ from __future__ import annotations
 
 #: The paper's synthetic setup (Sec. V-A).
 PAPER_ARMS = 10
-PAPER_BUDGET = 4
+PAPER_SUPER_ARM_SIZE = 4
 PAPER_HORIZON = 5000
 PAPER_CHANGE_POINTS = (1000, 2500, 4000)
 PAPER_DELAYS = (50, 200, 400)

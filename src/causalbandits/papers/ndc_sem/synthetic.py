@@ -47,12 +47,12 @@ from causalbandits.papers.ndc_sem.paper import (
     GRAPH_LEARNERS,
     LAMBDA,
     PAPER_ARMS,
-    PAPER_BUDGET,
     PAPER_CHANGE_POINTS,
     PAPER_DELAYS,
     PAPER_GAMMA,
     PAPER_HORIZON,
     PAPER_REPLICATES,
+    PAPER_SUPER_ARM_SIZE,
     PAPER_XI,
     PENDING,
     XI_USERS,
@@ -96,7 +96,7 @@ class SyntheticExperiment(TaskGrid):
     algorithms: a subset of :data:`ALL_ALGORITHMS`.
     replicates: runs per (delay, algorithm).
     instances: ``"per-replicate"`` (own graph and ``beta`` per replicate) or ``"fixed"``.
-    horizon, change_points, n_arms, budget, n_edges: the environment (Sec. V-A).
+    horizon, change_points, n_arms, super_arm_size, n_edges: the environment (Sec. V-A).
     n_redraw: arms whose means are redrawn at each change point (``None``: ``N // 2``, the
         generator's default, decisions: ndc-sem 14; the paper's Fig. 5 schedule is not given
         in numbers).
@@ -116,7 +116,7 @@ class SyntheticExperiment(TaskGrid):
     horizon: int = PAPER_HORIZON
     change_points: tuple[int, ...] = PAPER_CHANGE_POINTS
     n_arms: int = PAPER_ARMS
-    budget: int = PAPER_BUDGET
+    super_arm_size: int = PAPER_SUPER_ARM_SIZE
     n_edges: int = 9
     n_redraw: int | None = None
     gamma: float = PAPER_GAMMA
@@ -220,7 +220,7 @@ class SyntheticExperiment(TaskGrid):
                 horizon=self.horizon,
                 change_points=self.change_points,
                 n_arms=self.n_arms,
-                budget=self.budget,
+                super_arm_size=self.super_arm_size,
                 n_edges=self.n_edges,
                 n_redraw=self.n_redraw,
             ),

@@ -140,7 +140,7 @@ def diagnostics(
 
 
 def reexploration_age(
-    gamma: float, xi: float, budget: int, delay: int, level: float = 0.1
+    gamma: float, xi: float, super_arm_size: int, delay: int, level: float = 0.1
 ) -> float:
     """Rounds without feedback after which NDC-SEM's bonus of an arm that was always played
     reaches ``level`` (decisions: ndc-sem 9): ``ln(4 xi (s+1) ln m / (level^2 M_0)) / ln gamma``
@@ -148,7 +148,7 @@ def reexploration_age(
     if gamma >= 1 or xi <= 0:
         return float("inf") if xi <= 0 else 0.0
     m0 = gamma**delay / (1 - gamma)
-    ratio = 4 * xi * (budget + 1) * np.log(1 / (1 - gamma)) / (level**2 * m0)
+    ratio = 4 * xi * (super_arm_size + 1) * np.log(1 / (1 - gamma)) / (level**2 * m0)
     return max(float(np.log(ratio) / np.log(gamma)), 0.0)
 
 
@@ -333,8 +333,8 @@ def build_report(df: pd.DataFrame, experiment: SyntheticExperiment) -> str:
     lines = [
         "# NDC-SEM paper, synthetic experiment (Sec. V-A, Figs. 2 and 6): ours beside the paper",
         "",
-        f"N = {experiment.n_arms}, s = {experiment.budget}, T = {experiment.horizon}, change "
-        f"points {', '.join(map(str, experiment.change_points))}; {experiment.n_edges}-edge "
+        f"N = {experiment.n_arms}, s = {experiment.super_arm_size}, T = {experiment.horizon}, "
+        f"change points {', '.join(map(str, experiment.change_points))}; {experiment.n_edges}-edge "
         "upper-triangular DAG with weights U[0.4, 0.7], Bernoulli rewards whose optimal super "
         f"arm changes at every change point ({redraw} of {experiment.n_arms} arms get new "
         f"means; decisions: ndc-sem 14); {instance_text}; {df['replicate'].nunique()} replicates, "
@@ -414,9 +414,9 @@ def diagnostic_lines(
             "MSE(A_hat) at T": t["a_mse"].map("{:.1e}".format),
         }
     )
+    s = experiment.super_arm_size
     ages = [
-        [d, f"{v:g}", f"{reexploration_age(experiment.gamma, v, experiment.budget, d):,.0f}"]
-        for d, v in xi.items()
+        [d, f"{v:g}", f"{reexploration_age(experiment.gamma, v, s, d):,.0f}"] for d, v in xi.items()
     ]
     lines = [
         "## Where the graph learners lose regret",
@@ -429,7 +429,7 @@ def diagnostic_lines(
         "",
         MECHANISM
         + f" Memory of the discounted means: 1/(1 - gamma) = {1 / (1 - experiment.gamma):.0f} "
-        f"rounds; Theorem 1 asks xi > 1/(2(s+1)) = {1 / (2 * (experiment.budget + 1)):.2g}.",
+        f"rounds; Theorem 1 asks xi > 1/(2(s+1)) = {1 / (2 * (s + 1)):.2g}.",
         "",
         markdown_table(["D", "xi", "re-exploration age (rounds)"], ages),
     ]
