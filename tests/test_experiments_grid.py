@@ -54,6 +54,33 @@ def test_seeds_follow_the_one_layout() -> None:
     assert grid.generator(4, 2, Stream.SAMPLE).random() == expected
 
 
+@dataclass(frozen=True)
+class CommonOffsets(MeanOfDraws):
+    """The same draws at every offset: only the size changes the seeds."""
+
+    SEED_AXES = ("n",)
+
+
+def test_seed_axes_give_common_random_numbers_across_the_other_axes() -> None:
+    grid = CommonOffsets()
+    points = grid.points()  # (n, offset): (1, 0), (1, 10), (4, 0), (4, 10), (16, 0), (16, 10)
+    assert [grid.seed_setting(s) for s in range(len(points))] == [0, 0, 1, 1, 2, 2]
+    same_n = [grid.generator(s, 1, Stream.SAMPLE).random() for s in (2, 3)]
+    assert same_n[0] == same_n[1]
+    assert grid.generator(0, 1, Stream.SAMPLE).random() != same_n[0]
+    expected = np.random.default_rng(replicate_seeds(3, 2, [1], Stream.SAMPLE)[0]).random()
+    assert grid.generator(5, 1, Stream.SAMPLE).random() == expected
+
+
+def test_seed_axes_must_name_grid_axes() -> None:
+    @dataclass(frozen=True)
+    class Misnamed(MeanOfDraws):
+        SEED_AXES = ("size",)
+
+    with pytest.raises(ValueError, match="size"):
+        Misnamed().seeds(0, [0], Stream.SAMPLE)
+
+
 def test_results_and_resume(tmp_path: Path) -> None:
     grid = MeanOfDraws()
     serial = grid.run(tmp_path / "one", progress=False)

@@ -4,7 +4,7 @@ A subclass (a frozen dataclass) declares its ``axes`` (e.g. graph size and sampl
 its replicate field (``replicates`` by default) and ``run_chunk(point, replicates)``, the
 rows of one chunk of replicates at one grid point. The base derives everything else: the
 tasks and their ids, the seeds (the one layout of :mod:`causalbandits.random`, the setting
-being the point's index in the grid), the configuration, fingerprint and manifest, resume,
+being the point's index on the ``SEED_AXES``), the configuration, fingerprint and manifest, resume,
 the progress bar, loky or Ray, and ``with_replicates``. The numbers depend on the
 configuration only, never on the number of workers or the backend.
 
@@ -61,6 +61,9 @@ class TaskGrid:
     UNFINGERPRINTED: ClassVar[tuple[str, ...]] = ("description",)
     #: The field holding the path of the data file the experiment reads (``None``: no data).
     DATA_FIELD: ClassVar[str | None] = None
+    #: The axes whose values change the seeds (``None``: all axes). Points that differ only
+    #: on the other axes (e.g. the algorithm) draw the same numbers: common random numbers.
+    SEED_AXES: ClassVar[tuple[str, ...] | None] = None
 
     # ------------------------------------------------------------ to implement
 
@@ -124,9 +127,31 @@ class TaskGrid:
             for chunk, start in enumerate(starts)
         ]
 
+    def seed_setting(self, setting: int) -> int:
+        """The setting of the seed key of grid point ``setting``: its index on the
+        ``SEED_AXES`` (first axis outermost)."""
+        axes = self.axes()
+        if self.SEED_AXES is None:
+            return int(setting)
+        unknown = set(self.SEED_AXES) - set(axes)
+        if unknown:
+            raise ValueError(f"SEED_AXES names axes the grid lacks: {sorted(unknown)}")
+        index = dict(zip(axes, self.point_index(setting), strict=True))
+        key = 0
+        for name in self.SEED_AXES:
+            key = key * len(axes[name]) + index[name]
+        return key
+
+    def point_index(self, setting: int) -> tuple[int, ...]:
+        """The index on every axis of grid point ``setting``."""
+        sizes = [len(values) for values in self.axes().values()]
+        return tuple(int(i) for i in np.unravel_index(setting, sizes)) if sizes else ()
+
     def seeds(self, setting: int, replicates: Sequence[int], stream: int) -> list:
-        """The seed sequences of ``replicates`` at one setting and stream."""
-        return replicate_seeds(self.seed, setting, replicates, stream)  # type: ignore[attr-defined]
+        """The seed sequences of ``replicates`` at grid point ``setting`` and ``stream``:
+        ``(seed_setting(setting), replicate, stream)``."""
+        key = self.seed_setting(setting)
+        return replicate_seeds(self.seed, key, replicates, stream)  # type: ignore[attr-defined]
 
     def generator(self, setting: int, replicate: int, stream: int) -> np.random.Generator:
         """A generator of one replicate's stream."""
