@@ -4,12 +4,12 @@ Usage::
 
     python benchmarks/bench_csl_ucb.py [--systems 5]
 
-One system at a time (R = 1), one core, averaged over ``--systems`` random systems of the
-E3 family. Reports milliseconds per round, the ratio to the floor (the same environment
-driven by the random policy) and to the peers: the authors' public code
-(CalixPeng/Causal_Bandit) costs about 34 ms per round for CSL-UCB and 17 ms per round for
-LinSEM-TS on one core of this machine (the figures given in the project's issue). Results
-go to stdout and to ``benchmarks/results/csl_ucb.json``.
+One system at a time (R = 1), one core, averaged over the first ``--systems`` systems of
+E3 (its replicates, with their noise). Reports milliseconds per round, the ratio to the
+floor (the same environment driven by the random policy) and to the peers: the authors'
+public code (CalixPeng/Causal_Bandit) costs about 34 ms per round for CSL-UCB and 17 ms per
+round for LinSEM-TS on one core of this machine (the figures given in the project's issue).
+Results go to stdout and to ``benchmarks/results/csl_ucb.json``.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from causalbandits.envs.csl_ucb import make_environment
 from causalbandits.experiments import simulate
+from causalbandits.experiments.runner import build_environment
+from causalbandits.papers.csl_ucb.bandits import e3
 from causalbandits.policies import POLICIES
 
-HORIZON = 1500
 PEERS_MS = {"CSL-UCB": 34.0, "LinSEM-TS": 17.0}
 TARGETS_MS = {"CSL-UCB": 2.0, "LinSEM-TS": 0.5}
 POLICY_SPECS = {
@@ -41,16 +41,16 @@ POLICY_SPECS = {
 
 def ms_per_round(label: str, systems: int) -> float:
     name, params = POLICY_SPECS[label]
+    spec = e3().spec
     total = 0.0
     for system in range(systems):
-        env = make_environment(HORIZON, system)
-        env.reset(system, 1)
+        env = build_environment(spec, 0, [system])  # E3's replicate: its system and noise
         policy = POLICIES[name](env.problem, **params)
         policy.reset(np.random.SeedSequence(system).spawn(1))
         start = time.perf_counter()
         simulate(env, policy, 1)
         total += time.perf_counter() - start
-    return total / systems / HORIZON * 1e3
+    return total / systems / spec.horizon * 1e3
 
 
 def main() -> None:

@@ -5,8 +5,22 @@ import pytest
 from causalbandits.envs import random_csl_bandit
 from causalbandits.envs.csl_ucb import make_environment
 from causalbandits.experiments import simulate
-from causalbandits.papers.csl_ucb.bandits import block_shares, build_report, ranking_check
+from causalbandits.experiments.runner import build_environment, make_tasks
+from causalbandits.papers.csl_ucb.bandits import (
+    E3_SEED,
+    block_shares,
+    build_report,
+    e3,
+    e4,
+    ranking_check,
+)
 from causalbandits.policies import CSLUCB
+from causalbandits.random import Stream, replicate_seeds
+
+
+def system_seeds(replicate: int) -> list[np.random.SeedSequence]:
+    """The instance seed of E3's (and E4's) replicate ``replicate``."""
+    return replicate_seeds(E3_SEED, 0, [replicate], Stream.INSTANCE)
 
 
 def run(env, policy, replicates=1, seed=0):
@@ -45,7 +59,7 @@ def test_csl_ucb_beats_random_play_on_small_systems():
 
 
 def test_change_detection_flags_changed_subgraphs():
-    env = make_environment(horizon=900, system=1, n_nodes=5, change_points=[450])
+    env = make_environment(system_seeds(1), horizon=900, n_nodes=5, change_points=[450])
     policy = CSLUCB(env.problem, preset="authors-code", detector="windowed", warmup=100)
     run(env, policy)
     detected = {(node, mode) for t, node, mode in policy.subgraph_detections[0] if t >= 450}
@@ -53,11 +67,11 @@ def test_change_detection_flags_changed_subgraphs():
     assert detected & changed
 
 
-@pytest.mark.parametrize("system", [0, 3])
-def test_a_detected_change_is_relearned_not_flagged_again(system):
+@pytest.mark.parametrize("replicate", [0, 3])
+def test_a_detected_change_is_relearned_not_flagged_again(replicate):
     # Until the reset pair's weights are refitted on post-change data, its residuals use the
     # old weights; watching them would re-flag the same change every window.
-    env = make_environment(horizon=900, system=system, n_nodes=5, change_points=[450])
+    env = make_environment(system_seeds(replicate), horizon=900, n_nodes=5, change_points=[450])
     policy = CSLUCB(env.problem, preset="authors-code", detector="windowed", warmup=100)
     run(env, policy)
     after = [(node, mode) for t, node, mode in policy.subgraph_detections[0] if t >= 450]
@@ -76,7 +90,7 @@ def test_bad_settings_are_rejected():
     with pytest.raises(ValueError, match="detector"):
         CSLUCB(problem, detector="cusum")
     with pytest.raises(ValueError, match="change points must lie"):
-        make_environment(horizon=100, change_points=[100])
+        make_environment(system_seeds(0), horizon=100, change_points=[100])
 
 
 def test_block_shares_and_report_against_hand_numbers():
@@ -86,7 +100,6 @@ def test_block_shares_and_report_against_hand_numbers():
             rows.append(
                 {
                     "setting": 0,
-                    "system": 0,
                     "algorithm": algorithm,
                     "replicate": 0,
                     "t": t,
@@ -115,20 +128,20 @@ def test_ranking_check_allows_inversions_within_one_standard_error():
 def test_e4_report_has_the_detection_claims():
     rows = []
     for algorithm, regret in {"CSL-UCB-CD": 10.0, "UCB": 100.0}.items():
-        for system in (0, 1):
+        for replicate in (0, 1):
             detection = {
                 "detection_changes": 4.0,
-                "detection_hits": 3.0 + system,
+                "detection_hits": 3.0 + replicate,
                 "detection_delay_sum": 30.0,
-                "detection_false_alarms": 1.0 + system,
+                "detection_false_alarms": 1.0 + replicate,
             }
             rows.append(
                 {
-                    "setting": system,
+                    "setting": 0,
                     "algorithm": algorithm,
-                    "replicate": 0,
+                    "replicate": replicate,
                     "t": 3000,
-                    "cum_regret": regret + system,
+                    "cum_regret": regret + replicate,
                     "optimal_share": 0.5,
                     **(detection if algorithm == "CSL-UCB-CD" else dict.fromkeys(detection)),
                 }
@@ -138,3 +151,38 @@ def test_e4_report_has_the_detection_claims():
     assert "changes detected 89.3% (need >= 80%) | 87.5% of 8 | yes |" in report
     assert "delay 13.1 slots (need <= 30) | 8.6 slots; 1.50 false alarms per run | yes |" in report
     assert "UCB: sub-graph" not in report
+
+
+def test_a_system_and_its_changes_depend_on_the_instance_seed_only():
+    def build(replicate):
+        return make_environment(system_seeds(replicate), horizon=900, change_points=[300, 600])
+
+    first, again, other = build(2), build(2), build(3)
+    assert first.changes == again.changes
+    assert np.array_equal(first.segment_rewards, again.segment_rewards)  # system and changes
+    assert not np.array_equal(first.env.sem.weights, other.env.sem.weights)
+    seeds = system_seeds(2)  # the same seed objects twice: nothing is consumed
+    twice = [make_environment(seeds, 900, change_points=[300]) for _ in range(2)]
+    assert np.array_equal(twice[0].segment_rewards, twice[1].segment_rewards)
+
+
+def test_one_environment_holds_one_system():
+    seeds = replicate_seeds(E3_SEED, 0, [0, 1], Stream.INSTANCE)
+    with pytest.raises(ValueError, match=r"got 2 instance seeds.*chunk_size=1"):
+        make_environment(seeds, horizon=100)
+    with pytest.raises(ValueError, match="got 0 instance seeds"):
+        make_environment([], horizon=100)
+
+
+@pytest.mark.parametrize("preset", [e3, e4])
+def test_the_systems_are_the_replicates_of_one_setting(preset):
+    spec = preset(True).spec
+    assert spec.settings == [{}] and spec.replicates == 10 and spec.chunk_size == 1
+    assert preset(False).spec.replicates == 100
+    assert len(make_tasks(spec)) == 10 * len(spec.algorithms)
+    assert preset(True).with_replicates(3).spec.replicates == 3
+    envs = [build_environment(spec, 0, [r]) for r in (0, 1)]
+    sems = [getattr(env, "env", env).sem for env in envs]  # E4 wraps the stationary system
+    assert not np.array_equal(sems[0].weights, sems[1].weights)
+    direct = make_environment(system_seeds(1), spec.horizon, **spec.env_params)
+    assert np.array_equal(getattr(direct, "env", direct).sem.weights, sems[1].weights)

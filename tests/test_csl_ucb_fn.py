@@ -10,6 +10,8 @@ import pytest
 
 from causalbandits.envs.csl_ucb import make_environment
 from causalbandits.experiments import read_manifest
+from causalbandits.experiments.runner import build_environment, build_policy
+from causalbandits.papers.csl_ucb.bandits import E3_SEED, e3
 from causalbandits.papers.csl_ucb.fn_errors import (
     FNImpactExperiment,
     build_report,
@@ -18,8 +20,9 @@ from causalbandits.papers.csl_ucb.fn_errors import (
     score_model,
     thirds_trend,
 )
+from causalbandits.random import Stream, replicate_seeds
 
-SMALL = FNImpactExperiment(systems=2, horizon=240)
+SMALL = FNImpactExperiment(replicates=2, horizon=240)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +31,7 @@ def traces(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
 
 
 def test_rows_are_decision_rounds_with_consistent_flags(traces: pd.DataFrame) -> None:
-    assert set(traces["system"]) == {0, 1}
+    assert set(traces["replicate"]) == {0, 1}
     assert (traces["t"] % 20 == 0).all()
     assert (traces["fn_any"] == (traces["n_fn"] > 0)).all()
     assert np.isfinite(traces["reward_error"]).all() and (traces["reward_error"] >= 0).all()
@@ -43,12 +46,12 @@ def test_a_killed_run_resumes_with_the_same_table(
 ) -> None:
     trace = FNImpactExperiment.trace
 
-    def dies_on_system_1(self: FNImpactExperiment, system: int) -> pd.DataFrame:
-        if system == 1:
+    def dies_on_replicate_1(self: FNImpactExperiment, replicate: int) -> pd.DataFrame:
+        if replicate == 1:
             raise KeyboardInterrupt
-        return trace(self, system)
+        return trace(self, replicate)
 
-    monkeypatch.setattr(FNImpactExperiment, "trace", dies_on_system_1)
+    monkeypatch.setattr(FNImpactExperiment, "trace", dies_on_replicate_1)
     with pytest.raises(KeyboardInterrupt):
         SMALL.run(tmp_path, progress=False)
     assert [r["status"] for r in read_manifest(tmp_path)["tasks"]] == ["done", "pending"]
@@ -58,7 +61,7 @@ def test_a_killed_run_resumes_with_the_same_table(
 
 
 def test_the_true_model_has_zero_error_and_no_fn() -> None:
-    env = make_environment(100, system=3)
+    env = make_environment(replicate_seeds(E3_SEED, 0, [3], Stream.INSTANCE), 100)
     graphs = np.stack([env.sem.weights, env.sem.intervention_weights]) != 0
     weights = np.stack([env.sem.weights, env.sem.intervention_weights])
     error, missed = score_model(env, graphs, weights)
@@ -70,7 +73,7 @@ def test_the_true_model_has_zero_error_and_no_fn() -> None:
 def test_gap_trend_and_report_against_hand_numbers() -> None:
     df = pd.DataFrame(
         {
-            "system": [0] * 6,
+            "replicate": [0] * 6,
             "t": [20, 40, 60, 20, 40, 60],
             "fn_any": [False] * 3 + [True] * 3,
             "n_fn": [0, 0, 0, 1, 2, 1],
@@ -85,6 +88,29 @@ def test_gap_trend_and_report_against_hand_numbers() -> None:
 
 
 def test_systems_are_the_replicates_and_bad_sizes_are_rejected() -> None:
-    assert e2(True).with_replicates(4).systems == 4 and len(e2(True).tasks()) == 10
-    with pytest.raises(ValueError, match="systems and horizon"):
-        FNImpactExperiment(systems=0)
+    assert e2(True).with_replicates(4).replicates == 4 and len(e2(True).tasks()) == 10
+    with pytest.raises(ValueError, match="replicates and horizon"):
+        FNImpactExperiment(replicates=0)
+
+
+@pytest.mark.parametrize("replicate", [0, 7])
+def test_system_r_its_noise_and_policy_stream_are_those_of_e3_replicate_r(replicate: int) -> None:
+    spec = e3(True).spec
+    e2_env = e2(True).environment(replicate)
+    e3_env = build_environment(spec, 0, [replicate])
+    for name in ("weights", "intervention_weights"):
+        assert np.array_equal(getattr(e2_env.sem, name), getattr(e3_env.sem, name))
+    other = build_environment(spec, 0, [replicate + 1])
+    assert not np.array_equal(e2_env.sem.weights, other.sem.weights)
+    # Both presets start with the same random exploration, drawn from the policy stream, and
+    # the same noise: the first rounds agree arm by arm and sample by sample.
+    label = [a.label for a in spec.algorithms].index("CSL-UCB")
+    e3_policy = build_policy(spec, label, 0, e3_env, [replicate])
+    e2_policy = e2(True).policy(e2_env, replicate)
+    for _ in range(10):
+        arms = e2_policy.select()
+        np.testing.assert_array_equal(arms, e3_policy.select())
+        feedback = e2_env.step(arms)
+        np.testing.assert_array_equal(feedback, e3_env.step(arms))
+        e2_policy.update(arms, feedback)
+        e3_policy.update(arms, feedback)

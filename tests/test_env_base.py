@@ -57,7 +57,9 @@ def _indexed(env: ReplicatedEnvironment) -> Callable[[int], np.ndarray]:
 
 ENVIRONMENTS: dict[str, Callable[[], ReplicatedEnvironment]] = {
     "linear-sem": lambda: robust_environment(horizon=HORIZON, deviation_budget=2.0),
-    "piecewise": lambda: csl_environment(horizon=HORIZON, n_nodes=5, change_points=(3,)),
+    "piecewise": lambda: csl_environment(
+        [np.random.SeedSequence(0)], horizon=HORIZON, n_nodes=5, change_points=(3,)
+    ),
     "semi-bandit": lambda: ndc_synthetic_env(0, horizon=HORIZON, change_points=(3,)),
     "instances": lambda: synthetic_instances(
         np.random.SeedSequence(1).spawn(REPLICATES), horizon=HORIZON, change_points=(3,)

@@ -43,11 +43,13 @@ class SubStream(IntEnum):
     """Ids of streams derived from a replicate's seed (:func:`derive`), appended to its key.
 
     ``POSTERIOR``: Thompson-sampling draws (from the policy seeds); ``DELAY``: random
-    feedback delays (from the noise seeds).
+    feedback delays (from the noise seeds); ``CHANGES``: the mechanism changes of a
+    piecewise-stationary instance (from the instance seeds).
     """
 
     POSTERIOR = 1
     DELAY = 2
+    CHANGES = 3
 
 
 #: Kept as names for the two streams every bandit run uses.

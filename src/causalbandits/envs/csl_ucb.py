@@ -9,34 +9,46 @@ import numpy as np
 from causalbandits.envs.linear_bandit import LinearSEMBandit
 from causalbandits.envs.piecewise import PiecewiseStationaryBandit
 from causalbandits.envs.random_systems import random_csl_bandit
-
-#: Root seed of the systems (the authors' code seeds numpy with 2025).
-SYSTEMS_SEED = 2025
+from causalbandits.random import SubStream, derive
 
 
 def make_environment(
+    instance_seeds: Sequence[np.random.SeedSequence],
     horizon: int = 1500,
-    system: int = 0,
     n_nodes: int = 10,
     preset: str = "authors",
     change_points: Sequence[int] = (),
     n_columns: int = 2,
     optimal_tolerance: float = 1e-2,
 ) -> LinearSEMBandit | PiecewiseStationaryBandit:
-    """System number ``system`` of the paper's random family (N = 10, 2^N arms, N(1, 1)).
+    """One system of the paper's random family (N = 10, 2^N arms, N(1, 1); decisions:
+    csl-ucb A1), drawn from its one instance seed (stream ``INSTANCE`` of a replicate).
 
-    The system and its changes depend only on ``(SYSTEMS_SEED, system)``, so every
-    algorithm faces the same systems. With ``change_points`` the mechanisms used by the
-    optimal arm are regenerated at those rounds (decisions: csl-ucb A10; E4 uses 1000 and 2000).
+    With ``change_points`` the mechanisms used by the optimal arm are regenerated at those
+    rounds (decisions: csl-ucb A10; E4 uses 1000 and 2000), drawn from the instance seed's
+    ``SubStream.CHANGES``. The system depends on the seed only, so every algorithm faces
+    the same systems. Systems differ in graph, and policies that are told the graph
+    (LinSEM-TS) cannot share one environment across systems, so an environment holds one
+    system: exactly one seed, i.e. one replicate per task (``chunk_size=1``).
     """
-    if system < 0:
-        raise ValueError(f"system must be a non-negative index, got {system}")
-    system_rng, change_rng = np.random.default_rng([SYSTEMS_SEED, system]).spawn(2)
+    seeds = list(instance_seeds)
+    if len(seeds) != 1:
+        raise ValueError(
+            f"the CSL-UCB environment holds one random system, got {len(seeds)} instance "
+            "seeds: systems differ in graph, so replicates cannot share an environment; "
+            "run one replicate per task (chunk_size=1)"
+        )
+    system_rng = np.random.default_rng(seeds[0])
     env = random_csl_bandit(
         n_nodes, horizon, system_rng, preset, optimal_tolerance=optimal_tolerance
     )
     if not len(change_points):
         return env
+    (change_seed,) = derive(seeds, SubStream.CHANGES)
     return PiecewiseStationaryBandit(
-        env, change_points, n_columns, change_rng, optimal_tolerance=optimal_tolerance
+        env,
+        change_points,
+        n_columns,
+        np.random.default_rng(change_seed),
+        optimal_tolerance=optimal_tolerance,
     )

@@ -2,9 +2,12 @@
 
 E3 (Figs. 7-8): stationary bandits on 100 random systems (N = 10, 1024 arms, T = 1500).
 E4 (Figs. 9-10): the same with mechanism changes at t = 1000 and 2000 (T = 3000, A10).
-Each system is one setting with one replicate, so every algorithm meets the same systems
-and the same noise. The paper prints relative numbers only; :data:`CLAIMS` holds them and
-the report puts ours beside them. Ids (A10) and [code] refer to docs/decisions/csl-ucb.md.
+The systems are the replicates of one setting: replicate ``r`` draws its system (and its
+changes) from its ``INSTANCE`` seed and its noise from its ``NOISE`` seed, so every
+algorithm meets the same systems and the same noise, and ``--replicates R`` runs R systems.
+Systems differ in graph, so a task runs one system (``chunk_size=1``). The paper prints
+relative numbers only; :data:`CLAIMS` holds them and the report puts ours beside them. Ids
+(A10) and [code] refer to docs/decisions/csl-ucb.md.
 """
 
 from __future__ import annotations
@@ -85,11 +88,10 @@ class CSLUCBExperiment(SpecExperiment):
     label: str = ""
 
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
-        merged = df.drop(columns="system").assign(setting=0)  # one panel: mean over systems
-        title = f"CSL-UCB paper, {self.label} ({len(self.spec.settings)} systems)"
+        title = f"CSL-UCB paper, {self.label} ({df['replicate'].nunique()} systems)"
         changes = self.spec.env_params.get("change_points", ())
         path = Path(out_dir) / "regret_curves.png"
-        return [plot_regret_curves(merged, path, title=title, change_points=changes)]
+        return [plot_regret_curves(df, path, title=title, change_points=changes)]
 
     def report(self, df: pd.DataFrame) -> str:
         return build_report(self.label, df)
@@ -101,12 +103,12 @@ def _spec(name: str, quick: bool, horizon: int, algorithms, env_params: dict) ->
         name=f"csl-ucb-{name.lower()}",
         environment="csl-ucb",
         env_params=env_params,
-        settings=[{"system": k} for k in range(systems)],
+        settings=[{}],
         algorithms=list(algorithms),
         horizon=horizon,
-        replicates=1,
+        replicates=systems,
         seed=E3_SEED,
-        chunk_size=1,
+        chunk_size=1,  # one system per task: the environment holds one system
         checkpoints=horizon // BLOCK,
         description=f"CSL-UCB paper {name}",
     )
@@ -147,7 +149,7 @@ def build_report(name: str, df: pd.DataFrame) -> str:
     lines = [
         f"# CSL-UCB paper, {name}: our results beside the paper's",
         "",
-        f"{df['setting'].nunique()} systems, T = {int(df['t'].max())}; pseudo-regret.",
+        f"{df['replicate'].nunique()} systems, T = {int(df['t'].max())}; pseudo-regret.",
         "",
         markdown_table(["algorithm", "regret at T (± se)", f"{share_label} (paper)"], table),
         "",

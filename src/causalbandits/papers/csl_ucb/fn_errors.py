@@ -17,10 +17,13 @@ record
   (eq. 3 with the estimates) and ``mu_a`` the truth.
 
 The paper reports that without FN errors the error decreases over time, with them it does
-not, and that on average it is 62.8% lower without FN errors. System ``r`` and its noise are
-those of E3 (same seeds: setting ``r``, replicate 0), so E2 inspects the very runs E3 scores.
-E2 is a :class:`~causalbandits.experiments.grid.TaskGrid` with the systems as replicates;
-each system is one run of :func:`~causalbandits.experiments.simulate.simulate` with a
+not, and that on average it is 62.8% lower without FN errors. Replicate ``r`` is E3's
+replicate ``r``: the same factory and the same seeds (E3's root seed, setting 0, replicate
+``r``; streams ``INSTANCE`` for the system, ``NOISE``, and ``policy_stream("CSL-UCB")``), so
+E2 follows CSL-UCB on the very systems and noise E3 scores it on (with the paper's schedule
+instead of E3's ``"authors-code"``). E2 is a :class:`~causalbandits.experiments.grid.TaskGrid`
+with one point and the systems as replicates; each system is one run of
+:func:`~causalbandits.experiments.simulate.simulate` with a
 :class:`~causalbandits.experiments.recorders.Trace` of the plug-in model.
 """
 
@@ -29,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,7 +48,7 @@ from causalbandits.experiments.report import Claim, claims_table, markdown_table
 from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.csl_ucb.bandits import E3_SEED, QUICK_SYSTEMS
 from causalbandits.policies.csl_ucb import CSLUCB
-from causalbandits.random import Stream, policy_stream, replicate_seeds
+from causalbandits.random import Stream, policy_stream
 
 #: The paper's number (Sec. VI-B): the reward error is 62.8% lower without FN errors.
 PAPER_GAP = 0.628
@@ -53,16 +56,16 @@ PAPER_GAP = 0.628
 GAP_TOLERANCE = 0.10
 #: Systems of the full run: half of E3's 100 (CSL without a sample cap is costly, see above).
 FULL_SYSTEMS = 50
-COLUMNS = ("system", "t", "fn_any", "n_fn", "reward_error")
+COLUMNS = ("replicate", "t", "fn_any", "n_fn", "reward_error")
+#: E3's one setting: E2's systems are E3's replicates of it.
+E3_SETTING = 0
 
 
 @dataclass(frozen=True)
 class FNImpactExperiment(TaskGrid):
     """E2: reward-estimation error of CSL-UCB's plug-in model, split by FN errors."""
 
-    replicate_field: ClassVar[str] = "systems"
-
-    systems: int = FULL_SYSTEMS
+    replicates: int = FULL_SYSTEMS
     horizon: int = 600
     preset: str = "paper"
     seed: int = E3_SEED
@@ -71,27 +74,39 @@ class FNImpactExperiment(TaskGrid):
     description: str = "CSL-UCB paper E2 (Fig. 6): reward error with and without FN errors"
 
     def __post_init__(self) -> None:
-        if self.systems < 1 or self.horizon < 1:
+        if self.replicates < 1 or self.horizon < 1:
             raise ValueError(
-                f"systems and horizon must be >= 1, got {self.systems}, {self.horizon}"
+                f"replicates and horizon must be >= 1, got {self.replicates}, {self.horizon}"
             )
 
     def axes(self) -> Mapping[str, Sequence[Any]]:
         return {}  # one point; the systems are the replicates
 
     def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
-        """The traces of systems ``replicates`` (one BLAS thread)."""
+        """The traces of the systems ``replicates`` (one BLAS thread)."""
         with threadpool_limits(limits=1):
-            frames = [self.trace(system) for system in replicates]
+            frames = [self.trace(replicate) for replicate in replicates]
         return pd.concat(frames, ignore_index=True)
 
-    def trace(self, system: int) -> pd.DataFrame:
-        """CSL-UCB on E3 system ``system``: FN flags and reward error at each decision
-        (0-based round ``t``, before the round's step)."""
-        env = make_environment(self.horizon, system)
+    def environment(self, replicate: int) -> LinearSEMBandit:
+        """E3's system ``replicate``, reset with E3's noise of that replicate."""
+        env = make_environment(
+            self.seeds(E3_SETTING, [replicate], Stream.INSTANCE), horizon=self.horizon
+        )
+        env.reset(self.seeds(E3_SETTING, [replicate], Stream.NOISE))
+        return env
+
+    def policy(self, env: LinearSEMBandit, replicate: int) -> CSLUCB:
+        """CSL-UCB with ``preset``, reset with E3's CSL-UCB stream of that replicate."""
         policy = CSLUCB(env.problem, preset=self.preset)
-        env.reset(replicate_seeds(self.seed, system, [0], Stream.NOISE))
-        policy.reset(replicate_seeds(self.seed, system, [0], policy_stream("CSL-UCB")))
+        policy.reset(self.seeds(E3_SETTING, [replicate], policy_stream("CSL-UCB")))
+        return policy
+
+    def trace(self, replicate: int) -> pd.DataFrame:
+        """CSL-UCB on E3's system ``replicate``: FN flags and reward error at each decision
+        (0-based round ``t``, before the round's step)."""
+        env = self.environment(replicate)
+        policy = self.policy(env, replicate)
 
         def record(
             t: int, env: LinearSEMBandit, policy: CSLUCB, actions: np.ndarray
@@ -100,7 +115,7 @@ class FNImpactExperiment(TaskGrid):
             if model is None:  # still exploring
                 return None
             error, missed = score_model(env, *model)
-            return system, t - 1, missed > 0, missed, error
+            return replicate, t - 1, missed > 0, missed, error
 
         trace = Trace(record, every=policy.settings.update_every, when="action")
         simulate(env, policy, 1, [trace])
@@ -141,7 +156,7 @@ def score_model(env: LinearSEMBandit, graphs: np.ndarray, weights: np.ndarray) -
 
 
 def error_gap(df: pd.DataFrame) -> float:
-    """``1 - mean error without FN / mean error with FN`` over all recorded (system, t)."""
+    """``1 - mean error without FN / mean error with FN`` over all recorded (replicate, t)."""
     means = df.groupby("fn_any")["reward_error"].mean()
     return float(1 - means.get(False, np.nan) / means.get(True, np.nan))
 
@@ -185,7 +200,7 @@ def build_report(df: pd.DataFrame) -> str:
     lines = [
         "# CSL-UCB paper, E2: effect of FN errors on reward estimation",
         "",
-        f"{df['system'].nunique()} systems, {len(df)} decision rounds; "
+        f"{df['replicate'].nunique()} systems, {len(df)} decision rounds; "
         f"{df['fn_any'].mean():.1%} of them with at least one FN error in the learned graphs.",
         "",
         markdown_table(
@@ -200,5 +215,5 @@ def build_report(df: pd.DataFrame) -> str:
 def e2(quick: bool = False) -> FNImpactExperiment:
     """E2 (Fig. 6): CSL-UCB's reward error with and without FN errors, 50 E3 systems, T = 600."""
     if quick:
-        return FNImpactExperiment(systems=QUICK_SYSTEMS, horizon=300)
+        return FNImpactExperiment(replicates=QUICK_SYSTEMS, horizon=300)
     return FNImpactExperiment()
