@@ -26,10 +26,10 @@ from causalbandits.papers.csl_ucb.graphs import (
 FAST_DAGMA = {"warm_iter": 1000, "max_iter": 2000}
 
 
-def tiny(runs: int = 3, **options) -> GraphIdentificationExperiment:
+def tiny(replicates: int = 3, **options) -> GraphIdentificationExperiment:
     options.setdefault("dagma_options", FAST_DAGMA)
     options.setdefault("chunk_size", 2)
-    return graph_identification((5,), (200,), runs, **options)
+    return graph_identification((5,), (200,), replicates, **options)
 
 
 def tiny_e1(quick: bool) -> GraphIdentificationExperiment:
@@ -48,7 +48,7 @@ def test_one_and_two_workers_give_identical_tables(tiny_runs: dict[int, pd.DataF
     df = tiny_runs[1]
     assert len(df) == 3 * len(METHODS)
     assert list(df["method"].unique()) == list(METHODS)
-    assert set(df["run"]) == {0, 1, 2} and set(df["n_nodes"]) == {5}
+    assert set(df["replicate"]) == {0, 1, 2} and set(df["n_nodes"]) == {5}
     assert df[["precision", "recall", "nshd"]].notna().all().all()
 
 
@@ -86,12 +86,25 @@ def test_perfect_estimate_scores_perfectly() -> None:
     assert "| 6 | 100 | oracle | 0.0% | 1.000 | 1.000 | 0.0000 |" in build_report(df)
 
 
-def test_systems_depend_on_run_and_size_not_on_the_chunking() -> None:
+def test_systems_depend_on_replicate_and_size_not_on_the_chunking() -> None:
     one = graph_identification((5,), (60,), 2, methods=("CSL", "oracle"), chunk_size=1)
     two = graph_identification((5,), (60,), 2, methods=("CSL", "oracle"), chunk_size=2)
     chunked = pd.concat([one.run_task(t) for t in one.tasks()], ignore_index=True)
     assert [t.id for t in one.tasks()] == ["p000-c00000", "p000-c00001"]
     pd.testing.assert_frame_equal(chunked, two.run_chunk({"n_nodes": 5}, 0, range(2)))
+
+
+def test_every_sample_size_and_method_of_a_replicate_sees_its_one_system() -> None:
+    experiment = graph_identification((5, 6), (40, 80), 3, methods=("oracle", "CSL"))
+    df = pd.concat([experiment.run_task(t) for t in experiment.tasks()], ignore_index=True)
+    for (n, replicate), rows in df.groupby(["n_nodes", "replicate"]):
+        assert len(rows) == 2 * 2  # sample sizes x methods
+        system = experiment.system(experiment.nodes.index(n), replicate)
+        assert system.n_nodes == n
+        assert (rows["n_true"] == np.count_nonzero(system.weights)).all()
+    systems = [experiment.system(0, r).weights for r in range(3)]
+    assert not np.array_equal(systems[0], systems[1])
+    assert not np.array_equal(systems[1], systems[2])
 
 
 def test_observational_regime_uses_t_samples_for_every_method() -> None:
@@ -106,8 +119,8 @@ def test_validation() -> None:
         graph_identification(regime="both")
     with pytest.raises(ValueError, match="methods"):
         graph_identification(methods=("CSL", "PC"))
-    assert e1(True).runs == 10 and e1(False).nodes == (6, 10, 14)
-    assert e1(False).with_replicates(30).runs == 30
+    assert e1(True).replicates == 10 and e1(False).nodes == (6, 10, 14)
+    assert e1(False).with_replicates(30).replicates == 30
 
 
 def test_resume_skips_finished_tasks_and_refuses_another_configuration(tmp_path: Path) -> None:
@@ -139,7 +152,7 @@ def test_cli_reproduce_of_a_run_based_experiment(
     expected = {"results.parquet", "results.csv", "report.md", "fn_rate_vs_n.png"}
     assert expected | {"recall_vs_n.png", "manifest.json"} <= names
     table = pd.read_parquet(out / "results.parquet")
-    assert set(table["run"]) == {0, 1, 2}  # --replicates counts runs
+    assert set(table["replicate"]) == {0, 1, 2}  # --replicates counts runs
     pd.testing.assert_frame_equal(table, pd.read_csv(out / "results.csv"), check_dtype=False)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["metadata"] == {"catalogue": "tiny-e1", "quick": True, "replicates": 3}

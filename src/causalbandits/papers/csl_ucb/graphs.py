@@ -1,17 +1,17 @@
 """CSL-UCB (Peng, Zhang, Mitra, IEEE TSP 2025): experiment E1, graph identification (Figs. 2-5).
 
-For each graph size ``N`` and sample size ``T`` and each of ``M`` runs, a system is drawn with
-the authors' generator (A1: ``B``, ``B*`` strictly upper-triangular, edges w.p. 0.5, weights
-U(0.5, 2) with a random sign, noise N(1, 1)), and four methods estimate the observational
-weights ``B`` (mode 0):
+For each graph size ``N`` and each of ``M`` replicates (runs), a system is drawn with the
+authors' generator (A1: ``B``, ``B*`` strictly upper-triangular, edges w.p. 0.5, weights
+U(0.5, 2) with a random sign, noise N(1, 1)), and for each sample size ``T`` four methods
+estimate its observational weights ``B`` (mode 0):
 
 * CSL (Algorithm 1, ``w = 1``, KSG with ``k = 5``) and CSL-nw (``w = 0``);
 * GOLEM-EV (``lambda1 = 0.02``, ``lambda2 = 5``, threshold 0.3, B2);
 * DAGMA (linear, least squares, the package's defaults as in :func:`dagma_linear`, A13).
 
-Per run and method the table holds the metrics of :func:`graph_metrics`: the graph-FN
-indicator (eq. 60; its mean over runs is the graph-FN rate), precision (61), recall (62) and
-NSHD (63).
+Per replicate, ``T`` and method the table holds the metrics of :func:`graph_metrics`: the
+graph-FN indicator (eq. 60; its mean over replicates is the graph-FN rate), precision (61),
+recall (62) and NSHD (63).
 
 Ids (A1, A9, A13, B2) and [code] refer to the entries of docs/decisions/csl-ucb.md.
 
@@ -40,14 +40,15 @@ regime. Both regimes are available (catalogue: ``csl-ucb-e1`` and
 ``csl-ucb-e1-observational``); the report states which one ran. GOLEM's and DAGMA's numbers
 do not depend on the regime (their data stream is the same).
 
-Randomness (kept from before the task grid, so the numbers are unchanged; built in
-:meth:`GraphIdentificationExperiment.rng` only): the system of run ``r`` at size ``N`` comes
-from ``SeedSequence(seed, spawn_key=(N, r, SYSTEM))``; the observational samples, the
-interventional rounds and each CSL variant's KSG jitter have their own streams keyed by
-``(N, r, stream[, T])``. Samples for ``T = 200`` are the first 200 of the ``T = 400`` draw
-(common random numbers across ``T``). The experiment is a
-:class:`~causalbandits.experiments.grid.TaskGrid` over ``N`` with ``runs`` as replicates
-(tasks of ``chunk_size`` runs; the DAGMA fits of a task run as one batch).
+Randomness: the library's one layout (:mod:`causalbandits.random`). The experiment is a
+:class:`~causalbandits.experiments.grid.TaskGrid` over ``N`` (the setting ``s`` is the index
+of ``N`` in ``nodes``) with the runs as replicates (tasks of ``chunk_size`` replicates; the
+DAGMA fits of a task run as one batch). Replicate ``r`` draws its system from the stream
+``(s, r, INSTANCE)``, its observational samples from ``(s, r, OBSERVATIONAL)``, its
+interventional rounds (arms and samples) from ``(s, r, INTERVENTIONAL)``, and each CSL
+variant's KSG jitter from ``(s, r, ESTIMATOR)`` derived by ``stable_hash(method)`` and ``T``.
+Every sample size and method of a replicate sees the same system, and the samples for
+``T = 200`` are the first 200 of the ``T = 400`` draw (common random numbers across ``T``).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -70,7 +71,8 @@ from causalbandits.estimators.subgraph import SubgraphData
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.plots import save_figure
 from causalbandits.experiments.report import Claim, claims_table, markdown_table
-from causalbandits.random import stable_hash
+from causalbandits.random import Stream, derive, stable_hash
+from causalbandits.scm.linear import LinearSEM
 
 #: The paper's methods, in the order of the tables and plots.
 METHODS = ("CSL", "CSL-nw", "GOLEM", "DAGMA")
@@ -80,21 +82,15 @@ REGIMES = ("interventional", "observational")
 
 PAPER_NODES = (6, 10, 14)
 PAPER_SAMPLES = (200, 400)
-PAPER_RUNS = 100
+PAPER_REPLICATES = 100
 QUICK_NODES = (6, 10)
 QUICK_SAMPLES = (200,)
-QUICK_RUNS = 10
+QUICK_REPLICATES = 10
 
 #: CSL weight ``w`` of eq. 25 per CSL variant.
 CSL_WEIGHTS = {"CSL": 1.0, "CSL-nw": 0.0}
 #: GOLEM-EV settings [code] (B2).
 GOLEM_PARAMS = {"lambda1": 0.02, "lambda2": 5.0, "threshold": 0.3}
-
-# Stream identifiers of E1's own key layout (see the module docstring).
-SYSTEM_STREAM = 0
-OBSERVATIONAL_STREAM = 1
-INTERVENTIONAL_STREAM = 2
-KSG_STREAM = 3
 
 #: What the paper reports (Sec. VI-A; averages over all graph and sample sizes).
 CLAIMS = {
@@ -109,7 +105,7 @@ CSL_NW_MIN_FN_RATE = 0.9
 MAX_FN_RATIO = 1 / 3
 
 #: Long-table columns: the configuration of a row, then its metrics.
-KEY_COLUMNS = ("experiment", "regime", "n_nodes", "samples", "run", "method")
+KEY_COLUMNS = ("experiment", "regime", "n_nodes", "samples", "replicate", "method")
 METRIC_COLUMNS = ("fn_any", "precision", "recall", "nshd", "n_fn", "n_fp", "n_true", "n_est")
 LABELS = {
     "fn_any": "graph-FN rate",
@@ -136,28 +132,27 @@ REGIME_TEXT = {
 
 @dataclass(frozen=True)
 class GraphIdentificationExperiment(TaskGrid):
-    """E1: a task grid over the graph sizes ``nodes``, ``runs`` independent runs each.
+    """E1: a task grid over the graph sizes ``nodes``, ``replicates`` independent runs each.
 
     Parameters
     ----------
     nodes: graph sizes ``N`` (the grid's axis).
     samples: sample sizes ``T`` (rounds, for the interventional regime).
-    runs: Monte-Carlo runs ``M`` per ``N`` (the replicates; each ``T`` uses the same systems).
+    replicates: Monte-Carlo runs ``M`` per ``N`` (one random system each, shared by every
+        ``T`` and method).
     regime: ``"interventional"`` or ``"observational"`` (module docstring).
     methods: a subset of :data:`ALL_METHODS`.
     seed: root seed.
-    chunk_size: runs per task (one DAGMA batch).
+    chunk_size: replicates per task (one DAGMA batch).
     k: KSG neighbours of CSL.
     preset: the generator's weight preset (``"authors"`` [code] or ``"paper"``).
     dagma_options: keyword arguments for :func:`dagma_linear_batch` (default: its defaults).
     name, description: catalogue name and one-line description.
     """
 
-    replicate_field: ClassVar[str] = "runs"
-
     nodes: tuple[int, ...] = PAPER_NODES
     samples: tuple[int, ...] = PAPER_SAMPLES
-    runs: int = PAPER_RUNS
+    replicates: int = PAPER_REPLICATES
     regime: str = "interventional"
     methods: tuple[str, ...] = METHODS
     seed: int = 2025
@@ -176,9 +171,9 @@ class GraphIdentificationExperiment(TaskGrid):
             raise ValueError(f"nodes must be distinct graph sizes >= 2, got {self.nodes}")
         if not self.samples or min(self.samples) < 2 or len(set(self.samples)) != len(self.samples):
             raise ValueError(f"samples must be distinct sizes >= 2, got {self.samples}")
-        if self.runs < 1 or self.chunk_size < 1:
+        if self.replicates < 1 or self.chunk_size < 1:
             raise ValueError(
-                f"runs and chunk_size must be >= 1, got {self.runs}, {self.chunk_size}"
+                f"replicates and chunk_size must be >= 1, got {self.replicates}, {self.chunk_size}"
             )
         if self.regime not in REGIMES:
             raise ValueError(f"unknown regime {self.regime!r}; use one of {REGIMES}")
@@ -199,38 +194,48 @@ class GraphIdentificationExperiment(TaskGrid):
         csl = {m: CSL_WEIGHTS[m] for m in self.methods if m in CSL_WEIGHTS}
         return {**super().config(), "golem": dict(GOLEM_PARAMS), "csl_weights": csl}
 
-    def rng(self, n: int, run: int, stream: int, *extra: int) -> np.random.Generator:
-        """The stream ``(n, run, stream[, samples])`` of E1's key layout (module docstring)."""
-        return np.random.default_rng(
-            np.random.SeedSequence(self.seed, spawn_key=(n, run, stream, *extra))
-        )
+    def system(self, setting: int, replicate: int) -> LinearSEM:
+        """The random system of ``replicate`` at grid point ``setting`` (A1; stream
+        ``INSTANCE``), shared by every sample size and method."""
+        n = int(self.points()[setting]["n_nodes"])
+        rng = self.generator(setting, replicate, Stream.INSTANCE)
+        return random_soft_intervention_sem(n, rng, self.preset)
+
+    def ksg_generator(
+        self, setting: int, replicate: int, method: str, samples: int
+    ) -> np.random.Generator:
+        """The KSG jitter of CSL variant ``method`` at sample size ``samples`` (stream
+        ``ESTIMATOR``, derived by the method's label and ``samples``)."""
+        seeds = self.seeds(setting, [replicate], Stream.ESTIMATOR)
+        (seed,) = derive(derive(seeds, stable_hash(method)), samples)
+        return np.random.default_rng(seed)
 
     def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
-        """The rows of runs ``replicates`` at ``N = point["n_nodes"]`` (one BLAS thread)."""
+        """The rows of ``replicates`` at ``N = point["n_nodes"]`` (one BLAS thread)."""
         with threadpool_limits(limits=1):
-            rows = self._rows(int(point["n_nodes"]), replicates)
+            rows = self._rows(setting, replicates)
         return pd.DataFrame(rows, columns=[*KEY_COLUMNS, *METRIC_COLUMNS, "node_samples"])
 
-    def _rows(self, n: int, runs: range) -> list[tuple]:
+    def _rows(self, setting: int, replicates: range) -> list[tuple]:
         horizon = max(self.samples)
         rows: list[tuple] = []
         dagma_inputs: list[np.ndarray] = []
         dagma_slots: list[tuple[int, np.ndarray]] = []  # (row index, true B)
-        for run in runs:
-            sem = random_soft_intervention_sem(n, self.rng(n, run, SYSTEM_STREAM), self.preset)
-            b_true = sem.weights
+        for r in replicates:
+            sem = self.system(setting, r)
+            n, b_true = sem.n_nodes, sem.weights
             no_arm = np.zeros((horizon, n), dtype=bool)
-            observational = sem.sample(no_arm, self.rng(n, run, OBSERVATIONAL_STREAM))
+            observational = sem.sample(no_arm, self.generator(setting, r, Stream.OBSERVATIONAL))
             if self.regime == "interventional":
-                rng = self.rng(n, run, INTERVENTIONAL_STREAM)
+                rng = self.generator(setting, r, Stream.INTERVENTIONAL)
                 masks = rng.random((horizon, n)) < 0.5  # a uniformly random arm every round
                 rounds = sem.sample(masks, rng)
             for samples in self.samples:
                 x_obs = observational[:samples]
                 for method in self.methods:
-                    key = (self.name, self.regime, n, samples, run, method)
+                    key = (self.name, self.regime, n, samples, r, method)
                     if method in CSL_WEIGHTS:
-                        ksg = self.rng(n, run, KSG_STREAM + stable_hash(method), samples)
+                        ksg = self.ksg_generator(setting, r, method, samples)
                         weight = CSL_WEIGHTS[method]
                         if self.regime == "interventional":
                             data = SubgraphData(n, sem.noise.mean)
@@ -275,20 +280,24 @@ class GraphIdentificationExperiment(TaskGrid):
 def graph_identification(
     nodes: Sequence[int] = PAPER_NODES,
     samples: Sequence[int] = PAPER_SAMPLES,
-    runs: int = PAPER_RUNS,
+    replicates: int = PAPER_REPLICATES,
     regime: str = "interventional",
     **options: Any,
 ) -> GraphIdentificationExperiment:
     """E1 with any sizes (the presets below and the tests call this)."""
     return GraphIdentificationExperiment(
-        nodes=tuple(nodes), samples=tuple(samples), runs=runs, regime=regime, **options
+        nodes=tuple(nodes),
+        samples=tuple(samples),
+        replicates=replicates,
+        regime=regime,
+        **options,
     )
 
 
 def e1(quick: bool = False) -> GraphIdentificationExperiment:
     """E1 (Figs. 2-5): graph identification, N in {6, 10, 14}, T in {200, 400}, 100 runs."""
     if quick:
-        return graph_identification(QUICK_NODES, QUICK_SAMPLES, QUICK_RUNS)
+        return graph_identification(QUICK_NODES, QUICK_SAMPLES, QUICK_REPLICATES)
     return graph_identification()
 
 
@@ -326,22 +335,23 @@ def _method_order(df: pd.DataFrame) -> list[str]:
 
 
 def summarise_graphs(df: pd.DataFrame, by: Sequence[str] = ("n_nodes", "samples", "method")):
-    """Per group: runs, and mean and standard error of each metric (``fn_any`` mean = rate)."""
+    """Per group: replicates, and mean and standard error of each metric (``fn_any`` mean =
+    rate)."""
     frame = df.assign(fn_any=df["fn_any"].astype(float))
     grouped = frame.groupby(list(by), sort=True)
-    out = grouped.size().rename("runs").to_frame()
+    out = grouped.size().rename("replicates").to_frame()
     for metric in LABELS:
         stats = grouped[metric].agg(["mean", "std"])
         out[f"{metric}_mean"] = stats["mean"]
-        out[f"{metric}_se"] = stats["std"] / np.sqrt(out["runs"])
+        out[f"{metric}_se"] = stats["std"] / np.sqrt(out["replicates"])
     return out.reset_index()
 
 
 def plot_metric_vs_nodes(
     df: pd.DataFrame, metric: str, out_path: str | Path, title: str | None = None
 ) -> Path:
-    """``metric`` (mean over runs, 95% error bars) vs ``N``: one line per method, one panel per
-    sample size ``T``."""
+    """``metric`` (mean over replicates, 95% error bars) vs ``N``: one line per method, one
+    panel per sample size ``T``."""
     summary = summarise_graphs(df)
     sizes = sorted(summary["samples"].unique())
     figure = Figure(figsize=(4.4 * len(sizes), 3.6), layout="constrained")
@@ -417,7 +427,7 @@ def build_report(df: pd.DataFrame, dagma_options: dict[str, Any] | None = None) 
     lines = [
         "# CSL-UCB paper, E1 (graph identification, Figs. 2-5): our results beside the paper's",
         "",
-        f"{df['run'].nunique()} runs per (N, T); "
+        f"{df['replicate'].nunique()} replicates (random systems) per (N, T); "
         f"N in {{{', '.join(map(str, sorted(df['n_nodes'].unique())))}}}, "
         f"T in {{{', '.join(map(str, sorted(df['samples'].unique())))}}}; the authors' "
         "generator (decisions: csl-ucb A1), noise N(1, 1); estimating B (mode 0). "
