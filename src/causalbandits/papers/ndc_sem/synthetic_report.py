@@ -51,8 +51,8 @@ MECHANISM = (
     "D + 1 rounds before the first observation pushes it out, costing about D times its gap. "
     "xi only sets how long an arm must go unobserved before its bonus reaches 0.1 (the "
     "re-exploration age). SEM-UCB's undiscounted counts and log t bonus grow slowly. "
-    "NDC-SEM's first N + D rounds cycle through the columns of H; SEM-UCB plays H once and "
-    "then arms without feedback (index +inf) at random (decisions: ndc-sem 7)."
+    "NDC-SEM and SEM-UCB play the columns of H for t <= N and then, until feedback arrives, "
+    "arms without feedback (index +inf) at random (decisions: ndc-sem 7)."
 )
 
 # -------------------------------------------------------------------- summaries
@@ -421,7 +421,8 @@ def diagnostic_lines(
     lines = [
         "## Where the graph learners lose regret",
         "",
-        "Means over replicates. Initialisation: regret of rounds 1..N+D. Lock-ins: maximal "
+        "Means over replicates. Initialisation: regret of rounds 1..N+D (until the feedback of "
+        "H has arrived). Lock-ins: maximal "
         "runs of at least D/2 consecutive rounds playing one base arm outside x*_t; their "
         "count, mean length and the regret of the rounds inside them.",
         "",
