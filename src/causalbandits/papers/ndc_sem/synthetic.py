@@ -20,8 +20,11 @@ default every replicate draws its own instance (graph and ``beta`` schedule) wit
 schedule). The experiment is a :class:`~causalbandits.experiments.grid.TaskGrid` over
 (delay, algorithm[, lam][, xi]) whose chunks run the one round loop with the recorders of
 regret, optimal share, super-arm overlap (OR), ``MSE(A_hat)`` and lock-ins (runs of at least
-``ceil(D / 2)`` rounds on one base arm outside ``x*_t``). Seeds keep this experiment's
-published key layout (:meth:`SyntheticExperiment.seeds`).
+``ceil(D / 2)`` rounds on one base arm outside ``x*_t``). Seeds: the library's one layout
+(:func:`~causalbandits.random.replicate_seeds`) with no seed axis (``SEED_AXES = ()``), so every
+delay and algorithm sees the same instances and reward noise (common random numbers); streams
+``Stream.INSTANCE``, ``Stream.NOISE`` and :func:`~causalbandits.random.policy_stream` of the
+algorithm's label.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ from causalbandits.policies.ftrl import FTRLHybrid
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
 from causalbandits.policies.oracle import Oracle
 from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
-from causalbandits.random import stable_hash
+from causalbandits.random import Stream, policy_stream
 
 INSTANCE_MODES = ("per-replicate", "fixed")
 
@@ -132,10 +135,9 @@ class SyntheticExperiment(TaskGrid):
         "delay D in {50, 200, 400}"
     )
 
-    #: This experiment's stream ids, the first element of its seed keys (see :meth:`seeds`).
-    INSTANCE: ClassVar[int] = 0
-    NOISE: ClassVar[int] = 1
-    POLICY: ClassVar[int] = 2
+    #: No axis changes the seeds: common random numbers across delays, algorithms and the
+    #: tuning values of ``lam`` and ``xi``.
+    SEED_AXES: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         for name in ("delays", "change_points", "algorithms", "lam_grid", "xi_grid"):
@@ -187,13 +189,6 @@ class SyntheticExperiment(TaskGrid):
         rank = 2 if point["algorithm"] in GRAPH_LEARNERS else int(point["algorithm"] == "FTRL")
         return rank + point["delay"] / 1e6
 
-    def seeds(self, setting: int, replicates: Sequence[int], stream: int) -> list:
-        """This experiment's published keys ``SeedSequence(seed, (stream, replicate))``, the
-        same at every setting (common random numbers across delays, algorithms and tuning
-        values), with the stream ids :attr:`INSTANCE`, :attr:`NOISE` and :attr:`POLICY` plus
-        the label hash. Kept until the one-layout re-run."""
-        return [np.random.SeedSequence(self.seed, spawn_key=(stream, int(r))) for r in replicates]
-
     def checkpoints(self) -> np.ndarray:
         """Recorded rounds: every ``checkpoint_every``, the last round of each period, the end
         ``N + D`` of NDC-SEM's initialisation for each delay, and ``T``."""
@@ -211,12 +206,13 @@ class SyntheticExperiment(TaskGrid):
 
     # ---------------------------------------------------------------- running
 
-    def environment(self, replicates: Sequence[int], delay: int) -> FeedbackDelay:
-        """The delayed environment of ``replicates`` (reset with their reward streams)."""
+    def environment(self, replicates: Sequence[int], delay: int, setting: int = 0) -> FeedbackDelay:
+        """The delayed environment of ``replicates`` at grid point ``setting`` (reset with
+        their reward streams); ``instances="fixed"`` gives every replicate instance 0."""
         keys = [0] * len(replicates) if self.instances == "fixed" else replicates
         env = FeedbackDelay(
             synthetic_instances(
-                self.seeds(0, keys, self.INSTANCE),
+                self.seeds(setting, keys, Stream.INSTANCE),
                 horizon=self.horizon,
                 change_points=self.change_points,
                 n_arms=self.n_arms,
@@ -226,7 +222,7 @@ class SyntheticExperiment(TaskGrid):
             ),
             delay,
         )
-        env.reset(self.seeds(0, replicates, self.NOISE))
+        env.reset(self.seeds(setting, replicates, Stream.NOISE))
         return env
 
     def policy(self, algorithm: str, env: FeedbackDelay, lam: float, xi: float) -> Any:
@@ -254,9 +250,9 @@ class SyntheticExperiment(TaskGrid):
         lam = float(point.get("lam", self.lam))
         xi = float(point["xi"]) if "xi" in point else self.xi.get(delay, np.nan)
         with threadpool_limits(limits=1):
-            env = self.environment(replicates, delay)
+            env = self.environment(replicates, delay, setting)
             policy = self.policy(algorithm, env, lam, xi)
-            policy.reset(self.seeds(setting, replicates, self.POLICY + stable_hash(algorithm)))
+            policy.reset(self.seeds(setting, replicates, policy_stream(algorithm)))
             result = simulate(env, policy, self.checkpoints(), self.recorders(env))
         frame = results_frame(
             result,
