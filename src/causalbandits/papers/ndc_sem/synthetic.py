@@ -39,6 +39,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.delay import FeedbackDelay
+from causalbandits.envs.semibandit import CHANGES
 from causalbandits.envs.semibandit_instances import synthetic_instances
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.recorders import RECORDERS, Recorder, default_recorders
@@ -58,6 +59,7 @@ from causalbandits.papers.ndc_sem.paper import (
     PAPER_SUPER_ARM_SIZE,
     PAPER_XI,
     PENDING,
+    TUNED_XI,
     XI_USERS,
 )
 from causalbandits.papers.ndc_sem.synthetic_report import build_report, plot_all
@@ -96,13 +98,18 @@ class SyntheticExperiment(TaskGrid):
     ----------
     delays: constant feedback delays ``D``.
     xi: NDC-SEM's ``xi`` per delay (default Table I).
+    tuned_xi: the ``xi`` per delay of :data:`~causalbandits.papers.ndc_sem.paper.TUNED_XI`
+        (set from a tuning run, :class:`~causalbandits.papers.ndc_sem.synthetic_tuning.
+        TunedXi`).
     algorithms: a subset of :data:`ALL_ALGORITHMS`.
     replicates: runs per (delay, algorithm).
     instances: ``"per-replicate"`` (own graph and ``beta`` per replicate) or ``"fixed"``.
     horizon, change_points, n_arms, super_arm_size, n_edges: the environment (Sec. V-A).
-    n_redraw: arms whose means are redrawn at each change point (``None``: ``N // 2``, the
-        generator's default, decisions: ndc-sem 14; the paper's Fig. 5 schedule is not given
-        in numbers).
+    change: how the means change at a change point, ``"redraw"`` (decisions: ndc-sem 14) or
+        ``"incumbent-drop"`` (:func:`~causalbandits.envs.semibandit.synthetic_means`; the
+        paper's Fig. 5 schedule is not given in numbers).
+    n_redraw: arms whose means are redrawn at each change point under ``"redraw"``
+        (``None``: ``N // 2``, the generator's default).
     gamma, lam: NDC-SEM's discount and the lasso penalty of eq. 9 (NDC-SEM and SEM-UCB).
     lam_grid, xi_grid: extra grid axes (tuning runs): every ``lambda``, or every ``xi`` (the
         same at every delay), replacing ``lam`` or ``xi``; empty: no such axis.
@@ -113,6 +120,7 @@ class SyntheticExperiment(TaskGrid):
 
     delays: tuple[int, ...] = PAPER_DELAYS
     xi: dict[int, float] = field(default_factory=lambda: dict(PAPER_XI))
+    tuned_xi: dict[int, float] = field(default_factory=dict)
     algorithms: tuple[str, ...] = ALGORITHMS
     replicates: int = PAPER_REPLICATES
     instances: str = "per-replicate"
@@ -121,6 +129,7 @@ class SyntheticExperiment(TaskGrid):
     n_arms: int = PAPER_ARMS
     super_arm_size: int = PAPER_SUPER_ARM_SIZE
     n_edges: int = 9
+    change: str = "redraw"
     n_redraw: int | None = None
     gamma: float = PAPER_GAMMA
     lam: float = LAMBDA
@@ -142,7 +151,9 @@ class SyntheticExperiment(TaskGrid):
     def __post_init__(self) -> None:
         for name in ("delays", "change_points", "algorithms", "lam_grid", "xi_grid"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        object.__setattr__(self, "xi", {int(d): float(v) for d, v in dict(self.xi).items()})
+        for name in ("xi", "tuned_xi"):
+            values = {int(d): float(v) for d, v in dict(getattr(self, name)).items()}
+            object.__setattr__(self, name, values)
         if not self.delays or len(set(self.delays)) != len(self.delays):
             raise ValueError(f"delays must be distinct, got {self.delays}")
         for delay in self.delays:
@@ -157,6 +168,10 @@ class SyntheticExperiment(TaskGrid):
             missing = [d for d in self.delays if d not in self.xi]
             if missing:
                 raise ValueError(f"NDC-SEM needs xi for delay(s) {missing}; give xi={{D: value}}")
+        if self.change not in CHANGES:
+            raise ValueError(f"change must be one of {CHANGES}, got {self.change!r}")
+        if self.change != "redraw" and self.n_redraw is not None:
+            raise ValueError("n_redraw applies to change='redraw' only")
         if self.instances not in INSTANCE_MODES:
             raise ValueError(f"instances must be one of {INSTANCE_MODES}, got {self.instances!r}")
         if int(self.replicates) != self.replicates or self.replicates < 1:
@@ -219,11 +234,23 @@ class SyntheticExperiment(TaskGrid):
                 super_arm_size=self.super_arm_size,
                 n_edges=self.n_edges,
                 n_redraw=self.n_redraw,
+                change=self.change,
             ),
             delay,
         )
         env.reset(self.seeds(setting, replicates, Stream.NOISE))
         return env
+
+    def xi_of(self, algorithm: str, delay: int, point: Mapping[str, Any]) -> float:
+        """``algorithm``'s ``xi`` at ``delay``: the grid point's, :attr:`tuned_xi` for
+        :data:`~causalbandits.papers.ndc_sem.paper.TUNED_XI`, else :attr:`xi` (NaN if unset)."""
+        if "xi" in point:
+            return float(point["xi"])
+        if algorithm == TUNED_XI:
+            if delay not in self.tuned_xi:
+                raise ValueError(f"{TUNED_XI} has no tuned xi for D = {delay}; run a TunedXi")
+            return self.tuned_xi[delay]
+        return self.xi.get(delay, np.nan)
 
     def policy(self, algorithm: str, env: FeedbackDelay, lam: float, xi: float) -> Any:
         """A fresh policy for ``env`` (not yet reset)."""
@@ -248,7 +275,7 @@ class SyntheticExperiment(TaskGrid):
         """The rows of ``replicates`` at one grid point (one BLAS thread)."""
         delay, algorithm = int(point["delay"]), point["algorithm"]
         lam = float(point.get("lam", self.lam))
-        xi = float(point["xi"]) if "xi" in point else self.xi.get(delay, np.nan)
+        xi = self.xi_of(algorithm, delay, point)
         with threadpool_limits(limits=1):
             env = self.environment(replicates, delay, setting)
             policy = self.policy(algorithm, env, lam, xi)
