@@ -205,8 +205,9 @@ class SyntheticExperiment(TaskGrid):
         return rank + point["delay"] / 1e6
 
     def checkpoints(self) -> np.ndarray:
-        """Recorded rounds: every ``checkpoint_every``, the last round of each period, the end
-        ``N + D`` of NDC-SEM's initialisation for each delay, and ``T``."""
+        """Recorded rounds: every ``checkpoint_every``, the last round of each period, round
+        ``N + D`` (the feedback of ``H`` has arrived; decisions: ndc-sem 7) for each delay,
+        and ``T``."""
         regular = np.arange(self.checkpoint_every, self.horizon + 1, self.checkpoint_every)
         ends = np.asarray(self.change_points, dtype=np.int64) - 1
         initial = [self.n_arms + d for d in self.delays if self.n_arms + d <= self.horizon]

@@ -178,9 +178,9 @@ def choose_xi(tuning: pd.DataFrame) -> dict[int, float]:
     return {int(d): float(group.idxmin()[1]) for d, group in means.groupby(level="delay")}
 
 
-def xi_report(tuning: pd.DataFrame, algorithm: str) -> str:
+def xi_report(tuning: pd.DataFrame, algorithm: str, change: str = "redraw") -> str:
     """Markdown: ``algorithm``'s mean final regret (± se) per (xi, delay) on the tuning
-    instances, Table I's and the chosen values."""
+    instances (means changing as ``change`` says), Table I's and the chosen values."""
     variant = (
         ""
         if algorithm == "NDC-SEM"
@@ -198,7 +198,8 @@ def xi_report(tuning: pd.DataFrame, algorithm: str) -> str:
             f"# NDC-SEM synthetic experiment: the exploration constant xi (eq. 11) of {algorithm}",
             "",
             f"{algorithm}{variant}, gamma and lambda of the main run, on {replicates} tuning "
-            f"instances per delay (root seed {TUNING_SEED}; the reported runs use "
+            f"instances per delay (mean schedule: change = {change}; root seed {TUNING_SEED}; "
+            f"the reported runs use "
             f"{EVALUATION_SEED}), final regret at T (mean ± standard error). Table I: "
             + ", ".join(f"D = {d}: {v:g}" for d, v in PAPER_XI.items())
             + ". Lowest mean regret: "
@@ -223,7 +224,7 @@ class XiTuning(SyntheticExperiment):
         return []
 
     def report(self, df: pd.DataFrame) -> str:
-        return xi_report(xi_runs(df), self.algorithms[0])
+        return xi_report(xi_runs(df), self.algorithms[0], self.change)
 
 
 @dataclass(frozen=True)
