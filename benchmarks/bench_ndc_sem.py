@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.ndc_sem.synthetic import ALGORITHMS, SyntheticExperiment
-from causalbandits.random import stable_hash
+from causalbandits.random import policy_stream, replicate_seeds
 
 SWEEP_TARGET_SECONDS = 120
 DELAY = 200
@@ -43,12 +43,7 @@ def ms_per_round(algorithm: str, replicates: int, rounds: int, repeats: int = 2)
     for repeat in range(repeats):
         env = experiment.environment(range(replicates), DELAY)
         policy = experiment.policy(algorithm, env, experiment.lam, experiment.xi[DELAY])
-        policy.reset(
-            [
-                np.random.SeedSequence(repeat, spawn_key=(stable_hash(algorithm), r))
-                for r in range(replicates)
-            ]
-        )
+        policy.reset(replicate_seeds(repeat, 0, range(replicates), policy_stream(algorithm)))
         start = time.perf_counter()
         simulate(env, policy, np.array([rounds]), experiment.recorders(env))
         best = min(best, (time.perf_counter() - start) / rounds * 1e3)

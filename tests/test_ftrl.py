@@ -156,6 +156,18 @@ def test_plain_feedback_and_running_max_scale():
     assert np.all(policy.cum_losses[:, 0] < policy.cum_losses[:, 1:].min(axis=1))
 
 
+def test_delayed_running_scale_takes_the_played_arms_of_the_arriving_round():
+    """Under delay the running max uses y[i] of the arms played in the round the feedback
+    belongs to (decisions: ndc-sem 10), not the arms played now nor the unplayed ones."""
+    policy = FTRLHybrid(problem(6, 2))
+    policy.reset(np.random.SeedSequence(4).spawn(2))
+    first = policy.select()
+    second = policy.select()
+    y = np.where(first, np.array([[1.0], [2.0]]), 100.0)  # unplayed arms of round 1 carry 100
+    policy.update(second, delayed([1, 1], [0, 1], y * first, y))
+    np.testing.assert_allclose(policy._scale, [1.0, 2.0])
+
+
 def test_out_of_order_and_per_replicate_arrivals_equal_sequential_ones():
     """Items of several rounds and replicates arriving together update like one by one."""
     a, b = FTRLHybrid(problem(4, 2), 1.0), FTRLHybrid(problem(4, 2), 1.0)

@@ -157,8 +157,8 @@ def test_bad_learner_inputs_are_rejected():
         learner.add(np.array([[3]]), np.ones((1, 1, 3)), np.ones((1, 1, 3)))
     with pytest.raises(ValueError, match=r"\(R, K\)"):
         learner.add(np.array([[1]]), np.ones((1, 1, 2)), np.ones((1, 1, 2)))
-    with pytest.raises(ValueError, match="featured_seed"):
-        CovidExperiment(seeds=2, featured_seed=2)
+    with pytest.raises(ValueError, match="featured_replicate"):
+        CovidExperiment(replicates=2, featured_replicate=2)
     with pytest.raises(ValueError, match="units"):
         CovidExperiment(units=("per-capita",))
 
@@ -237,14 +237,14 @@ def test_quick_experiment_end_to_end(tmp_path):
     df = experiment.run(out, jobs=1, progress=False)
     assert list(df.columns) == list(COLUMNS)
     days = df[df["record"] == "day"]
-    # seeds x policies (NDC-SEM with Table I's and the tuned pair, SEM-UCB) x days
+    # replicates x policies (NDC-SEM with Table I's and the tuned pair, SEM-UCB) x days
     assert len(days) == 2 * 3 * 80
     assert set(days["n_selected"]) <= set(range(6))
     # all policies see the same lambda path and eps(t)
-    pivot = days.pivot_table(index=["seed", "day"], columns="policy", values="lam")
+    pivot = days.pivot_table(index=["replicate", "day"], columns="policy", values="lam")
     np.testing.assert_array_equal(pivot["NDC-SEM"], pivot["SEM-UCB"])
     np.testing.assert_array_equal(pivot["NDC-SEM"], pivot["NDC-SEM (tuned)"])
-    assert len(df[df["record"] == "tuning"]) == 2 * 220  # tuning seeds x the paper's pairs
+    assert len(df[df["record"] == "tuning"]) == 2 * 220  # tuning replicates x the paper's pairs
     predictions = df[df["record"] == "prediction"]
     assert len(predictions) == 2 * 8 * 21 and predictions["validation"].all()
     summary = reward_summary(df, "max", 40)

@@ -25,6 +25,7 @@ from causalbandits.papers.ndc_sem.covid import (
 )
 from causalbandits.papers.ndc_sem.covid_report import choose_exploration, tuning_summary
 from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM
+from causalbandits.random import Stream, policy_stream
 
 from .test_ndc_sem_covid import BULLETINS, _synthetic_instance
 
@@ -38,7 +39,8 @@ def _env(instance) -> FeedbackDelay:
 
 
 def copies(entropy: int, count: int) -> list[np.random.SeedSequence]:
-    """``count`` equal but separate seed sequences (as ``CovidExperiment.seed_keys`` gives)."""
+    """``count`` equal but separate seed sequences (as ``CovidExperiment.seeds`` gives for a
+    replicate repeated ``count`` times)."""
     return [np.random.SeedSequence(entropy) for _ in range(count)]
 
 
@@ -112,16 +114,20 @@ def test_bad_exploration_grids_are_rejected(grid, upper, message):
 def test_tuning_seeds_must_be_disjoint_from_the_evaluation_seeds():
     with pytest.raises(ValueError, match="disjoint"):
         CovidExperiment(seed=5, tuning_seed=5)
-    with pytest.raises(ValueError, match="tuning_seeds"):
-        CovidExperiment(tuning_seeds=0)
+    with pytest.raises(ValueError, match="tuning_replicates"):
+        CovidExperiment(tuning_replicates=0)
     experiment = CovidExperiment()
-    tuning = dataclasses.replace(experiment, tuning=True)
+    tuning = dataclasses.replace(experiment, tuning=True, seed=experiment.tuning_seed)
     assert experiment.prerequisite() == tuning and tuning.given is not None
-    assert tuning.replicate_count == experiment.tuning_seeds
+    assert tuning.replicate_count == experiment.tuning_replicates
     assert {t.id for t in tuning.tasks()}.isdisjoint(t.id for t in experiment.tasks())
-    for stream in range(3):
-        state = tuning.seed_keys([0], stream)[0].generate_state(4)
-        assert not np.array_equal(state, experiment.seed_keys([0], stream)[0].generate_state(4))
+    streams = (Stream.INSTANCE, Stream.SAMPLE, policy_stream("NDC-SEM"))
+    for stream in streams:
+        # the one layout (setting, replicate, stream), the same for both units (no seed axis)
+        (key,) = experiment.seeds(len(experiment.units) - 1, [3], stream)
+        assert (key.entropy, key.spawn_key) == (experiment.seed, (0, 3, int(stream)))
+        state = tuning.seeds(0, [0], stream)[0].generate_state(4)
+        assert not np.array_equal(state, experiment.seeds(0, [0], stream)[0].generate_state(4))
 
 
 def test_per_replicate_constants_equal_separate_scalar_instances(rng):
@@ -177,11 +183,11 @@ def test_bad_per_replicate_constants_are_rejected():
 def test_equal_seeds_give_equal_reward_samples_and_policy_draws():
     instance = _synthetic_instance()
     env = _env(instance)
-    env.reset(CovidExperiment(seed=4).seed_keys([2] * 5, 1))
+    env.reset(CovidExperiment(seed=4).seeds(0, [2] * 5, Stream.SAMPLE))
     draws = env.instantaneous  # (T, R, N)
     assert np.all(draws == draws[:, :1])
     single = _env(instance)
-    single.reset([np.random.SeedSequence(4, spawn_key=(2, 1))])
+    single.reset([np.random.SeedSequence(4, spawn_key=(0, 2, int(Stream.SAMPLE)))])
     np.testing.assert_array_equal(draws[:, 0], single.instantaneous[:, 0])
     policy = ValidatedNDCSEM(env.problem, gamma=[0.5] * 5, xi=[0.1] * 5, shared_graph=True)
     policy.reset(copies(11, 5))
@@ -228,14 +234,14 @@ def _tuning_rows(rewards: dict[tuple[float, float], list[float]]) -> pd.DataFram
             {
                 "record": "tuning",
                 "unit": "max",
-                "seed": seed,
+                "replicate": replicate,
                 "gamma": gamma,
                 "xi": xi,
                 "reward": value,
                 "reward_from_change": value / 2,
             }
             for (gamma, xi), values in rewards.items()
-            for seed, value in enumerate(values)
+            for replicate, value in enumerate(values)
         ]
     )
 
@@ -244,7 +250,7 @@ def test_the_tuner_picks_the_highest_mean_and_breaks_ties_in_grid_order():
     rows = _tuning_rows(
         {
             (0.5, 1e-8): [1.0, 5.0],  # mean 3
-            (0.5, 1e-2): [4.0, 4.0],  # mean 4: best (one seed lower than the first's max)
+            (0.5, 1e-2): [4.0, 4.0],  # mean 4: best (one replicate lower than the first's max)
             (0.9, 1e-8): [3.9, 4.0],
             (0.9, 1e-2): [0.0, 0.0],
         }
@@ -262,7 +268,7 @@ def test_the_tuner_picks_the_highest_mean_and_breaks_ties_in_grid_order():
 @pytest.mark.skipif(
     not BULLETINS.exists(), reason=f"the Italian bulletins are not available at {BULLETINS}"
 )
-def test_quick_run_tunes_on_separate_seeds_and_reports_the_tuned_row(tmp_path):
+def test_quick_run_tunes_on_separate_replicates_and_reports_the_tuned_row(tmp_path):
     experiment = dataclasses.replace(
         covid(quick=True),
         data_path=str(BULLETINS),
@@ -276,12 +282,12 @@ def test_quick_run_tunes_on_separate_seeds_and_reports_the_tuned_row(tmp_path):
     report = experiment.report(df)
     for unit in experiment.units:
         tuning = df[(df["record"] == "tuning") & (df["unit"] == unit)]
-        assert len(tuning) == experiment.tuning_seeds * 4
+        assert len(tuning) == experiment.tuning_replicates * 4
         chosen = choose_exploration(df, unit)
         means = tuning.groupby(["gamma", "xi"])["reward"].mean()
         assert means[chosen] == means.max()
         tuned = days[(days["policy"] == "NDC-SEM (tuned)") & (days["unit"] == unit)]
-        assert len(tuned) == experiment.seeds * 80
+        assert len(tuned) == experiment.replicates * 80
         assert set(zip(tuned["gamma"], tuned["xi"], strict=True)) == {chosen}
         assert f"gamma = {chosen[0]:g}, xi = {chosen[1]:g}" in report
     assert report.count("## Added row: NDC-SEM (tuned)") == 2
@@ -290,7 +296,7 @@ def test_quick_run_tunes_on_separate_seeds_and_reports_the_tuned_row(tmp_path):
     alone = dataclasses.replace(experiment, tuned_exploration=False)
     plain = alone.run(tmp_path / "table-i", progress=False)
     assert not (plain["record"] == "tuning").any()
-    columns = ["unit", "seed", "day", "selected", "reward", "lam", "eps"]
+    columns = ["unit", "replicate", "day", "selected", "reward", "lam", "eps"]
     ndc = days[days["policy"] == "NDC-SEM"][columns].reset_index(drop=True)
     plain_days = plain[(plain["record"] == "day") & (plain["policy"] == "NDC-SEM")]
     pd.testing.assert_frame_equal(

@@ -13,13 +13,14 @@ from causalbandits.envs.semibandit_instances import SemiBanditInstances, synthet
 from causalbandits.experiments.recorders import RECORDERS, LockIns, default_recorders
 from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.catalogue import EXPERIMENTS
-from causalbandits.papers.ndc_sem.paper import ALL_ALGORITHMS, PENDING, TUNING_SEED
+from causalbandits.papers.ndc_sem.paper import ALL_ALGORITHMS, PENDING, TUNED_XI, TUNING_SEED
 from causalbandits.papers.ndc_sem.synthetic import SyntheticExperiment, synthetic
-from causalbandits.papers.ndc_sem.synthetic_report import optimality_ratio
+from causalbandits.papers.ndc_sem.synthetic_report import optimality_ratio, outcome, paired_table
 from causalbandits.papers.ndc_sem.synthetic_tuning import (
     XiTuning,
     choose_lambda,
     choose_xi,
+    incumbent_drop,
     lambda_report,
     lambda_runs,
     lambda_tuning,
@@ -28,13 +29,14 @@ from causalbandits.papers.ndc_sem.synthetic_tuning import (
     xi_tuning,
 )
 from causalbandits.policies import Oracle
-from causalbandits.random import replicate_seeds
+from causalbandits.random import Stream, replicate_seeds
 
 
 def _small(**changes: object) -> SyntheticExperiment:
     options = {
         "delays": (5, 20),
         "xi": {5: 1e-10, 20: 1e-6},
+        "tuned_xi": {5: 1e-3, 20: 1e-3},
         "algorithms": ALL_ALGORITHMS,
         "replicates": 2,
         "horizon": 240,
@@ -241,10 +243,11 @@ def test_quick_preset_and_replicates() -> None:
     assert (full.horizon, full.delays, full.replicates) == (5000, (50, 200, 400), 20)
     assert full.with_replicates(3).replicates == 3
     assert full.config() != full.with_replicates(3).config()
-    # the published seed keys: SeedSequence(seed, (stream, replicate)) at every setting
+    # the one layout (setting, replicate, stream) with no seed axis: every grid point draws
+    # the same numbers (common random numbers across delays and algorithms)
     for setting in (0, 5):
-        (key,) = full.seeds(setting, [3], full.NOISE)
-        assert (key.entropy, key.spawn_key) == (2023, (1, 3))
+        (key,) = full.seeds(setting, [3], Stream.NOISE)
+        assert (key.entropy, key.spawn_key) == (2023, (0, 3, int(Stream.NOISE)))
 
 
 @pytest.mark.parametrize(
@@ -330,8 +333,53 @@ def test_lambda_tuning_reports_its_choice_and_the_flatness_check(tmp_path):
 
 def test_every_synthetic_entry_is_in_the_catalogue() -> None:
     names = [n for n in EXPERIMENTS if n.startswith("ndc-sem-synthetic")]
-    assert len(names) == 8
+    assert len(names) == 10
     for name in names:
         experiment = EXPERIMENTS[name](True)
         assert experiment.name.startswith("ndc-sem-synthetic-quick")
         assert experiment.with_replicates(2).replicates == 2
+
+
+def test_outcome_is_a_paired_difference_beyond_two_standard_errors() -> None:
+    assert outcome(np.array([-10.0, -12.0, -8.0, -11.0])) == "wins"
+    assert outcome(np.array([10.0, 12.0, 8.0, 11.0])) == "loses"
+    assert outcome(np.array([-10.0, 12.0, -8.0, 5.0])) == "ties"
+    # mean -2, se 1: exactly two standard errors is still a tie
+    assert outcome(np.array([-2.0 - np.sqrt(2), -2.0 + np.sqrt(2)])) == "ties"
+
+
+def test_incumbent_drop_compares_table_i_and_tuned_xi_with_sem_ucb(tmp_path) -> None:
+    """The sensitivity tunes xi on incumbent-drop tuning instances (the tuning root seed),
+    then runs Table I's NDC-SEM beside the re-tuned one on the reported seeds; its report
+    gives wins / ties / loses against SEM-UCB per delay for both."""
+    experiment = incumbent_drop(True)
+    assert experiment.change == experiment.tuning.change == "incumbent-drop"
+    assert experiment.tuning.seed == TUNING_SEED != experiment.seed
+    assert {"NDC-SEM", TUNED_XI, "SEM-UCB"} <= set(experiment.algorithms)
+    tuning = dataclasses.replace(experiment.tuning, xi_grid=(0.0, 0.1), **_tiny())
+    experiment = dataclasses.replace(
+        experiment,
+        tuning=tuning,
+        replicates=3,
+        algorithms=("NDC-SEM", TUNED_XI, "SEM-UCB"),
+        **_tiny(),
+    )
+    df = experiment.run(tmp_path / "run", progress=False)
+    chosen = choose_xi(xi_runs(tuning.run(tmp_path / "run" / "xi-tuning", progress=False)))
+    xi = df.groupby("algorithm")["xi"].unique()
+    assert list(xi["NDC-SEM"]) == [1e-10] and list(xi[TUNED_XI]) == [chosen[10]]
+    table = paired_table(df).set_index("algorithm")
+    final = df[df["t"] == 200].pivot_table(
+        index="replicate", columns="algorithm", values="cum_regret"
+    )
+    for variant in ("NDC-SEM", TUNED_XI):
+        difference = (final[variant] - final["SEM-UCB"]).to_numpy()
+        assert table.loc[variant, "mean"] == pytest.approx(difference.mean())
+        assert table.loc[variant, "outcome"] == outcome(difference)
+    report = experiment.report(df)
+    assert "the means of the incumbent optimal arms drop" in report
+    assert report.count(f"**{table.loc['NDC-SEM', 'outcome']}**") >= 1
+    with pytest.raises(ValueError, match="no tuned xi"):
+        SyntheticExperiment(**{**_tiny(), "algorithms": (TUNED_XI,)}).run_chunk(
+            {"delay": 10, "algorithm": TUNED_XI}, 0, range(1)
+        )

@@ -74,20 +74,51 @@ def test_every_policy_plays_feasible_super_arms_under_delay(policy_class) -> Non
         policy.update(x, env.step(x))
 
 
-def test_ndc_sem_waits_for_its_initial_feedback_when_the_delay_is_long() -> None:
+def _first_rounds(policy, env, rounds: int) -> np.ndarray:
+    """The super arms ``(rounds, R, N)`` of ``policy`` on ``env`` (both reset with fixed seeds)."""
+    env.reset(replicate_seeds(0, 0, range(2), 0))
+    policy.reset(replicate_seeds(0, 0, range(2), 1))
+    plays = []
+    for _ in range(rounds):
+        x = policy.select()
+        plays.append(x)
+        policy.update(x, env.step(x))
+    return np.stack(plays)
+
+
+def test_start_rule_plays_h_once_then_random_ties_or_cycles_h_until_n_plus_d() -> None:
+    """Algorithm 1 plays H for t <= N; at N < t <= N + D (no feedback yet, decisions: ndc-sem 7)
+    the default breaks the ties of the +inf indices at random like SEM-UCB, while
+    ``start_rule="cycle"`` plays H's columns again."""
+    n, delay = 10, 25
     env = FeedbackDelay(
-        ndc_synthetic_env(np.random.default_rng(3), horizon=100, change_points=(5,)), 25
+        ndc_synthetic_env(np.random.default_rng(3), horizon=100, change_points=(5,)), delay
     )
-    policy = NDCSEM(env.problem)
-    assert policy.initial_rounds == 10 + 25 and policy.xi == 0.1
+    default, cycle = NDCSEM(env.problem), NDCSEM(env.problem, start_rule="cycle")
+    assert (default.start_rule, default.initial_rounds) == ("random", n)
+    assert cycle.initial_rounds == n + delay and SEMUCB(env.problem).initial_rounds == n
+    random_plays = _first_rounds(default, env, n + delay)
+    cycled = _first_rounds(cycle, env, n + delay)
+    sem_ucb = _first_rounds(SEMUCB(env.problem), env, n + delay)
+    h = default.h  # the same policy seeds give the same H
+    np.testing.assert_array_equal(cycle.h, h)
+    columns = np.stack([h[:, :, (t - 1) % n] for t in range(1, n + delay + 1)])
+    np.testing.assert_array_equal(cycled, columns)  # H's columns until N + D
+    np.testing.assert_array_equal(random_plays[:n], columns[:n])  # H once
+    late = slice(n, n + delay)
+    matches = (random_plays[late] == columns[late]).all(axis=2)
+    assert matches.mean() < 0.2  # after N, not H's columns
+    # until the first feedback arrives (t <= D + 1) every index is +inf: SEM-UCB's random ties
+    np.testing.assert_array_equal(random_plays[: delay + 1], sem_ucb[: delay + 1])
     assert NDCSEM(FeedbackDelay(env.env, 200).problem).xi == 0.1  # xi is explicit, not by D
-    assert SEMUCB(env.problem).initial_rounds == 10
 
 
 def test_bad_settings_are_rejected() -> None:
     problem = ndc_synthetic_env(np.random.default_rng(0), horizon=10, change_points=(5,)).problem
     with pytest.raises(ValueError, match="graph_input"):
         NDCSEM(problem, graph_input="x")
+    with pytest.raises(ValueError, match="start_rule"):
+        NDCSEM(problem, start_rule="wait")
     with pytest.raises(ValueError, match="lam"):
         NDCSEM(problem, lam=-1)
     with pytest.raises(ValueError, match="lasso_sweeps"):
@@ -121,7 +152,7 @@ def test_the_presets_are_compositions_of_one_policy() -> None:
             NDCSEM(env.problem, xi=1e-3),
             SEMSemiBandit(env.problem, DiscountedIndex(0.985, 1e-3), graph),
         ),
-        (SEMUCB(env.problem), SEMSemiBandit(env.problem, SEM_UCB_INDEX, graph, "z", False)),
+        (SEMUCB(env.problem), SEMSemiBandit(env.problem, SEM_UCB_INDEX, graph, "z", "random")),
     ]
     for preset, composed in pairs:
         runs = []

@@ -175,12 +175,9 @@ def test_ftrl_hybrid_losses_and_marginals_on_scripted_rounds():
         policy.update(played, played_values(played, values))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FTRLHybrid's running max also takes the y of arms it did not play (CUCB and CTS "
-    "use the played arms only, NDC-SEM Sec. IV: the observation is y[i] of each selected arm)",
-)
 def test_ftrl_running_scale_uses_only_the_played_arms():
+    """The observations are y[i] of the selected arms (decisions: ndc-sem 10), as for CUCB
+    and CTS: the y of unplayed arms must not enter the running max."""
     policy = FTRLHybrid(SemiBanditProblem(4, 2, 100))
     policy.reset(np.random.SeedSequence(2).spawn(1))
     played = policy.select()

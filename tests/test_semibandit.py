@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from causalbandits.envs.semibandit import (
+    DROP_FRACTION,
+    MEAN_RANGE,
     Bernoulli,
     SemiBanditEnv,
     SemiBanditFeedback,
@@ -11,6 +13,7 @@ from causalbandits.envs.semibandit import (
     adjacency_from_weights,
     ndc_synthetic_env,
     random_upper_triangular,
+    synthetic_means,
     weights_from_adjacency,
 )
 from causalbandits.estimators.topk import total_effects
@@ -161,6 +164,33 @@ def test_synthetic_experiment_follows_section_5_1(rng):
         assert np.any(before != after)  # the optimal super arm changes at every change point
     ranked = -np.sort(-env.scores, axis=1)
     assert np.all(ranked[:, 3] - ranked[:, 4] >= 0.05)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_incumbent_drop_sinks_the_optimal_arms_at_every_change_point(seed):
+    """``change="incumbent-drop"``: the arms optimal before a change point get means in the
+    lowest quarter of the range; the other arms are redrawn (not kept, unlike ``"redraw"``)."""
+    env = ndc_synthetic_env(np.random.default_rng(seed), change="incumbent-drop")
+    low, high = MEAN_RANGE
+    ceiling = low + DROP_FRACTION * (high - low)
+    for k, (before, after) in enumerate(itertools.pairwise(env.optimal_actions)):
+        assert np.any(before != after)
+        dropped = env.means[k + 1][before]
+        assert np.all((dropped >= low) & (dropped <= ceiling))
+        assert np.all(env.means[k][~before] != env.means[k + 1][~before])
+    redrawn = ndc_synthetic_env(np.random.default_rng(seed))
+    kept = [(a == b).sum() for a, b in itertools.pairwise(redrawn.means)]
+    assert kept == [10 - 10 // 2] * 3  # the default keeps the means of N - N // 2 arms
+    ranked = -np.sort(-env.scores, axis=1)
+    assert np.all(ranked[:, 3] - ranked[:, 4] >= 0.05)
+
+
+def test_bad_mean_schedules_are_rejected():
+    weights = np.ones(6)
+    with pytest.raises(ValueError, match="change must be"):
+        synthetic_means(weights, 2, 3, 0, change="swap")
+    with pytest.raises(ValueError, match="n_redraw"):
+        synthetic_means(weights, 2, 3, 0, n_redraw=2, change="incumbent-drop")
 
 
 def test_the_round_loop_runs_an_oracle_with_zero_regret(rng):

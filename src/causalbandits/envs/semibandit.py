@@ -330,43 +330,65 @@ def _separated(scores: np.ndarray, super_arm_size: int, min_gap: float) -> bool:
     )
 
 
+#: The range of the synthetic means (decisions: ndc-sem 14).
+MEAN_RANGE = (0.05, 0.95)
+#: How the means change at a change point (:func:`synthetic_means`).
+CHANGES = ("redraw", "incumbent-drop")
+#: ``change="incumbent-drop"``: the incumbents' new means lie in this lowest fraction of
+#: ``mean_range``.
+DROP_FRACTION = 0.25
+
+
 def synthetic_means(
     weights: np.ndarray,
     super_arm_size: int,
     n_periods: int,
     rng: RNGLike = None,
-    mean_range: tuple[float, float] = (0.05, 0.95),
+    mean_range: tuple[float, float] = MEAN_RANGE,
     n_redraw: int | None = None,
     min_gap: float = 0.05,
     max_attempts: int = 10_000,
+    change: str = "redraw",
 ) -> np.ndarray:
     """Piecewise-constant ``beta`` (n_periods, N) for total effects ``weights``
     (decisions: ndc-sem 14).
 
-    The first period is drawn ``U(mean_range)``; at each change point ``n_redraw`` random arms
-    (default ``N // 2``) get new means. Every period is redrawn until the gap between the
-    ``s``-th and ``(s+1)``-th score ``w* beta`` is at least ``min_gap`` and (after the first)
-    the optimal super arm differs from the previous one.
+    The first period is drawn ``U(mean_range)``. At each change point, ``change="redraw"``
+    gives ``n_redraw`` random arms (default ``N // 2``) new means ``U(mean_range)``;
+    ``change="incumbent-drop"`` (a sensitivity: the paper's Fig. 5 schedule is not given in
+    numbers) drops the means of the arms of the incumbent optimal super arm into the lowest
+    :data:`DROP_FRACTION` of ``mean_range`` and draws every other arm anew from
+    ``U(mean_range)``.
+    Every period is redrawn until the gap between the ``s``-th and ``(s+1)``-th score
+    ``w* beta`` is at least ``min_gap`` and (after the first) the optimal super arm differs
+    from the previous one.
     """
+    if change not in CHANGES:
+        raise ValueError(f"change must be one of {CHANGES}, got {change!r}")
+    if change != "redraw" and n_redraw is not None:
+        raise ValueError("n_redraw applies to change='redraw' only")
     generator = as_generator(rng)
     n = weights.size
     redraw = n // 2 if n_redraw is None else int(n_redraw)
     if not 1 <= redraw <= n:
         raise ValueError(f"n_redraw must lie in 1..{n}, got {redraw}")
+    low, high = mean_range
     periods: list[np.ndarray] = []
     for _ in range(n_periods):
+        incumbent = top_s_mask(weights * periods[-1], super_arm_size) if periods else None
         for _ in range(max_attempts):
-            if periods:
+            if incumbent is None:
+                beta = generator.uniform(*mean_range, size=n)
+            elif change == "redraw":
                 beta = periods[-1].copy()
                 arms = generator.choice(n, size=redraw, replace=False)
                 beta[arms] = generator.uniform(*mean_range, size=redraw)
             else:
                 beta = generator.uniform(*mean_range, size=n)
+                drop = (low, low + DROP_FRACTION * (high - low))
+                beta[incumbent] = generator.uniform(*drop, size=int(incumbent.sum()))
             scores = weights * beta
-            changed = not periods or np.any(
-                top_s_mask(scores, super_arm_size)
-                != top_s_mask(weights * periods[-1], super_arm_size)
-            )
+            changed = incumbent is None or np.any(top_s_mask(scores, super_arm_size) != incumbent)
             if changed and _separated(scores, super_arm_size, min_gap):
                 periods.append(beta)
                 break
@@ -383,14 +405,15 @@ def ndc_synthetic_env(
     change_points: Sequence[int] = (1000, 2500, 4000),
     n_edges: int = 9,
     weight_range: tuple[float, float] = (0.4, 0.7),
-    mean_range: tuple[float, float] = (0.05, 0.95),
+    mean_range: tuple[float, float] = MEAN_RANGE,
     min_gap: float = 0.05,
     n_redraw: int | None = None,
+    change: str = "redraw",
 ) -> SemiBanditEnv:
     """The synthetic experiment of Sec. V-A (decisions: ndc-sem 13, 14): N = 10, s = 4,
     T = 5000, Bernoulli rewards with changes at rounds 1000/2500/4000, a 9-edge
-    upper-triangular DAG, U[0.4, 0.7];
-    ``n_redraw`` arms get new means at each change point (:func:`synthetic_means`)."""
+    upper-triangular DAG, U[0.4, 0.7]; the means change as ``change`` says, ``n_redraw``
+    arms getting new ones under ``"redraw"`` (:func:`synthetic_means`)."""
     generator = as_generator(rng)
     adjacency = random_upper_triangular(n_arms, n_edges, weight_range, generator)
     means = synthetic_means(
@@ -401,5 +424,6 @@ def ndc_synthetic_env(
         mean_range=mean_range,
         n_redraw=n_redraw,
         min_gap=min_gap,
+        change=change,
     )
     return SemiBanditEnv(adjacency, means, super_arm_size, horizon, change_points)

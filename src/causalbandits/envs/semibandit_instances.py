@@ -126,7 +126,7 @@ def synthetic_instances(
 
     ``options`` go to :func:`ndc_synthetic_env` (its defaults are the paper's setup: ``N =
     10``, ``s = 4``, ``T = 5000``, changes at 1000/2500/4000; also ``n_edges``,
-    ``weight_range``, ``mean_range``, ``min_gap``, ``n_redraw``). Equal seeds give equal
+    ``weight_range``, ``mean_range``, ``min_gap``, ``n_redraw``, ``change``). Equal seeds give equal
     instances (the paper's single fixed instance).
     """
     envs = [ndc_synthetic_env(np.random.default_rng(seed), **options) for seed in instance_seeds]

@@ -201,7 +201,8 @@ class FTRLHybrid:
     problem: anything with ``n_arms`` (``N``) and ``super_arm_size`` (``m = s``).
     reward_scale: observations are divided by it and clipped to ``[0, 1]``
         (decisions: ndc-sem 10, e.g. ``y_max = max_i sum_j [(I - A)^{-1}]_ij``); ``None`` uses
-        each replicate's running max.
+        each replicate's running max of the observations, ``y[i]`` of the played arms (as
+        CUCB and CTS).
     observe: ``"y"`` (overall rewards, the paper's protocol) or ``"z"`` (instantaneous).
     hybrid: ``gamma_h``; ``None`` chooses it by :func:`hybrid_weight`.
     """
@@ -253,15 +254,20 @@ class FTRLHybrid:
             observed = np.asarray(getattr(feedback, self.observe), dtype=float)
             rows = np.arange(observed.shape[0])
             rounds = np.full(rows.size, self.t)
+        played = np.zeros(observed.shape, dtype=bool)
+        for round_ in np.unique(rounds):
+            items = np.flatnonzero(rounds == round_)
+            played[items] = self._pending[int(round_)][1][rows[items]]
         if self.reward_scale is None and rows.size:
-            np.maximum.at(self._scale, rows, observed.max(axis=1))
+            # the observations are y[i] of the played arms (decisions: ndc-sem 10)
+            np.maximum.at(self._scale, rows, np.where(played, observed, 0.0).max(axis=1))
         scale = self._scale[rows, None]
         reward = np.clip(observed / np.where(scale > 0, scale, 1.0), 0.0, 1.0)
         for round_ in np.unique(rounds):
             items = np.flatnonzero(rounds == round_)
             entry = self._pending[int(round_)]
-            marginals, played = entry[0][rows[items]], entry[1][rows[items]]
-            estimate = importance_weighted_losses(1.0 - reward[items], played, marginals)
+            marginals = entry[0][rows[items]]
+            estimate = importance_weighted_losses(1.0 - reward[items], played[items], marginals)
             np.add.at(self.cum_losses, rows[items], estimate)
             entry[2] -= items.size
             if entry[2] <= 0:

@@ -4,9 +4,12 @@
 its graph learner (eq. 9), computes the UCB indices ``E`` of its index (eq. 10-11) and plays
 the top-``s`` base arms of ``w_hat * E`` with ``w_hat = (I - A_hat)^{-T} 1`` (the exact oracle
 of eq. 12). The first ``N`` rounds play the columns of the initialisation matrix ``H``
-(Algorithm 1, lines 1-4); with ``wait_for_initial_feedback`` it keeps cycling through ``H``
-while their feedback is in flight (until round ``N + D``, with ``D`` the delay bound the
-problem states; decisions: ndc-sem 7).
+(Algorithm 1, lines 1-4). The paper is silent on rounds ``N < t <= N + D``, before any
+feedback of ``H`` has arrived (decisions: ndc-sem 7): the default ``start_rule="random"``
+follows Algorithm 1 and gives every arm without feedback the index ``+inf`` (eq. 11 with
+``M = 0``), ties broken at random, the rule of every baseline; ``start_rule="cycle"`` keeps
+cycling through the columns of ``H`` until round ``N + D`` (``D`` the delay bound the problem
+states).
 
 The index is :class:`DiscountedIndex` (eq. 10-11: discounted means and counts with factor
 ``gamma``, exploration constant ``xi``); the graph learner is :class:`LassoGraph` (a fixed
@@ -14,8 +17,7 @@ penalty) or :class:`~causalbandits.policies.ndc_sem_validated.ValidatedGraph` (p
 online). The public policies are presets: :class:`NDCSEM` (discounted index, fixed-penalty
 lasso) and :class:`SEMUCB` (Nourani-Koliji et al., IJCAI 2022; decisions: ndc-sem 11), the
 stationary, delay-agnostic predecessor: undiscounted sample means and the index
-``beta_hat + sqrt((s + 1) ln t / m_i)``, i.e. eq. 11 with ``gamma = 1`` and ``xi = 1/4``, which
-does not wait for the delayed feedback of ``H`` (unobserved arms have index ``+inf``).
+``beta_hat + sqrt((s + 1) ln t / m_i)``, i.e. eq. 11 with ``gamma = 1`` and ``xi = 1/4``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ from causalbandits.random import uniform_stream
 #: Table I's Covid-19 value, our default ``xi``: it satisfies Theorem 1's condition
 #: ``xi > 1 / (2 (s + 1))`` for ``s >= 4`` (the synthetic runs pass Table I's ``xi`` per delay).
 DEFAULT_XI = 0.1
+
+#: What :class:`SEMSemiBandit` plays at ``N < t <= N + D`` (decisions: ndc-sem 7): ``"random"``
+#: (index ``+inf`` for arms without feedback, random ties) or ``"cycle"`` (the columns of ``H``).
+START_RULES = ("random", "cycle")
 
 
 def initialisation_matrix(n_arms: int, super_arm_size: int, rng: np.random.Generator) -> np.ndarray:
@@ -148,7 +154,7 @@ class SEMSemiBandit:
     graph: the graph learner of eq. 9 (:class:`LassoGraph` or a validated one).
     graph_input: the exogenous input the graph learner regresses on: ``"z"`` (eq. 8) or
         ``"b"`` (the full reward vector, which the Covid data reveal; decisions: ndc-sem 22).
-    wait_for_initial_feedback: cycle through ``H`` until its feedback has arrived
+    start_rule: what rounds ``N < t <= N + D`` play, one of :data:`START_RULES`
         (decisions: ndc-sem 7).
     """
 
@@ -158,7 +164,7 @@ class SEMSemiBandit:
         index: DiscountedIndex,
         graph: GraphLearner,
         graph_input: str = "z",
-        wait_for_initial_feedback: bool = True,
+        start_rule: str = "random",
     ) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         if not 1 <= self.super_arm_size <= self.n_arms:
@@ -167,10 +173,14 @@ class SEMSemiBandit:
             )
         if graph_input not in ("z", "b"):
             raise ValueError(f"graph_input must be 'z' or 'b', got {graph_input!r}")
+        if start_rule not in START_RULES:
+            raise ValueError(f"start_rule must be one of {START_RULES}, got {start_rule!r}")
         self.index, self.graph, self.graph_input = index, graph, graph_input
         self.structure = "dag" if getattr(problem, "upper_triangular", True) else "cyclic"
         delay = int(getattr(problem, "delay", 0))
-        self.initial_rounds = self.n_arms + (delay if wait_for_initial_feedback else 0)
+        self.start_rule = start_rule
+        #: Rounds that play the columns of ``H`` (Algorithm 1, lines 1-4; decisions: ndc-sem 7).
+        self.initial_rounds = self.n_arms + (delay if start_rule == "cycle" else 0)
 
     @property
     def gamma(self) -> float | np.ndarray:
@@ -230,7 +240,7 @@ class NDCSEM(SEMSemiBandit):
         xi: float | np.ndarray = DEFAULT_XI,
         lam: float = 1e-2,
         graph_input: str = "z",
-        wait_for_initial_feedback: bool = True,
+        start_rule: str = "random",
         lasso_sweeps: int = 5,
         count_pending: bool = False,
     ) -> None:
@@ -239,15 +249,15 @@ class NDCSEM(SEMSemiBandit):
             DiscountedIndex(gamma, xi, count_pending),
             LassoGraph(lam, lasso_sweeps),
             graph_input,
-            wait_for_initial_feedback,
+            start_rule,
         )
 
 
 class SEMUCB(SEMSemiBandit):
     """SEM-UCB: :data:`SEM_UCB_INDEX` (no discounting, ``xi = 1/4``), :class:`LassoGraph`,
-    no wait for delayed feedback."""
+    ``H`` once, then arms without feedback at random (``start_rule="random"``)."""
 
     def __init__(
         self, problem: object, lam: float = 1e-2, graph_input: str = "z", lasso_sweeps: int = 5
     ) -> None:
-        super().__init__(problem, SEM_UCB_INDEX, LassoGraph(lam, lasso_sweeps), graph_input, False)
+        super().__init__(problem, SEM_UCB_INDEX, LassoGraph(lam, lasso_sweeps), graph_input)

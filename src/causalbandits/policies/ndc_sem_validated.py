@@ -108,8 +108,10 @@ class ValidatedNDCSEM(SEMSemiBandit):
 
     ``gamma``, ``xi`` default to Table I's Covid values (0.85, 0.1); each may also be one
     value per replicate (``(R,)``: eq. 10-11 per replicate, e.g. the grid of App. VII-D5).
-    ``lam_grid`` defaults to the decades 1e-5 ... 1e6; ``initial_lam``, ``lasso_tol``,
-    ``lasso_max_sweeps`` and ``shared_graph`` configure :class:`ValidatedGraph`.
+    ``start_rule`` is that of :class:`~causalbandits.policies.ndc_sem.SEMSemiBandit`
+    (decisions: ndc-sem 7). ``lam_grid`` defaults to the decades 1e-5 ... 1e6;
+    ``initial_lam``, ``lasso_tol``, ``lasso_max_sweeps`` and ``shared_graph`` configure
+    :class:`ValidatedGraph`.
     """
 
     def __init__(
@@ -121,7 +123,7 @@ class ValidatedNDCSEM(SEMSemiBandit):
         validation: Sequence[bool] | np.ndarray | None = None,
         graph_input: str = "b",
         initial_lam: float | None = None,
-        wait_for_initial_feedback: bool = True,
+        start_rule: str = "random",
         lasso_tol: float = 1e-8,
         lasso_max_sweeps: int = 1000,
         shared_graph: bool = False,
@@ -137,7 +139,7 @@ class ValidatedNDCSEM(SEMSemiBandit):
             max_sweeps=lasso_max_sweeps,
         )
         index = DiscountedIndex(gamma, xi)
-        super().__init__(problem, index, graph, graph_input, wait_for_initial_feedback)
+        super().__init__(problem, index, graph, graph_input, start_rule)
 
 
 class ValidatedSEMUCB(SEMSemiBandit):
@@ -165,4 +167,4 @@ class ValidatedSEMUCB(SEMSemiBandit):
             tol=lasso_tol,
             max_sweeps=lasso_max_sweeps,
         )
-        super().__init__(problem, SEM_UCB_INDEX, graph, graph_input, False)
+        super().__init__(problem, SEM_UCB_INDEX, graph, graph_input)

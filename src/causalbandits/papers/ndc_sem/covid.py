@@ -7,7 +7,7 @@ D = 3 days, one change point at day 40 (cyclic shift by ``k``), NDC-SEM with
 ``(y_tau, b_tau)`` of the training days received (``tau <= t - 3``, step 8) and tune ``lam``
 online on the validation days received (step 7): :class:`~causalbandits.policies.
 ndc_sem_validated.ValidatedNDCSEM` and ``ValidatedSEMUCB``. Rewards are divided by the global
-max of ``y`` (step 9). Outputs per seed: the regions chosen each day (Fig. 4), ``lam(t)`` and
+max of ``y`` (step 9). Outputs per replicate: the regions chosen each day (Fig. 4), ``lam(t)`` and
 ``eps(t)`` (Fig. 3's text), the final graph's predictions on the validation days (Fig. 3) and
 the estimated overall reward ``1^T (I - A_final)^{-1} diag(b_t) x_t`` of each day (Fig. 9).
 
@@ -15,9 +15,10 @@ Tuned exploration (an added row; Table I's pair stays the primary one): the pape
 ``(gamma, xi)`` by a joint grid search (App. VII-D5, the 10 x 22 values below, verbatim) on its
 own, unstated reward scale, keeping the pair with the highest estimated cumulative overall
 reward (final ``A_hat``, days ``1..T`` as in Fig. 9). The tuning stage repeats it per reward
-unit on ``tuning_seeds`` seeds under the root ``tuning_seed`` (disjoint from the evaluation
-seeds), criterion the mean over those seeds, ties to the first pair in grid order (``gamma``,
-then ``xi``); the evaluation seeds then also run NDC-SEM with the chosen pair. With
+unit on ``tuning_replicates`` replicates under the root seed ``tuning_seed`` (disjoint from the
+evaluation root ``seed``), criterion the mean over those replicates, ties to the first pair in
+grid order (``gamma``, then ``xi``); the evaluation replicates then also run NDC-SEM with the
+chosen pair. With
 ``graph_input="b"`` the graph learner ignores the decisions, so all pairs run as replicates of
 one policy with one reward sample, one policy seed and one shared graph learner: replicate
 ``p`` makes exactly the decisions of a separate run with pair ``p``, and Table I's rows are
@@ -25,25 +26,26 @@ those of a run without the tuned row.
 
 Decisions
 ---------
-* Seeds: seed ``r`` draws its own instance (the shift ``k`` and the validation days, stream
-  ``INSTANCE``), its own KDE sample of ``b`` (``KDE``; shared by all policies) and the
-  policies' own randomness (``POLICY``). Averaging over ``k`` tests the claims for the
-  procedure rather than for one unknown shift; ``shift=`` fixes it.
+* Seeds: the library's one layout (:func:`~causalbandits.random.replicate_seeds`) with no
+  seed axis (``SEED_AXES = ()``: both units see the same draws). Replicate ``r`` draws its
+  own instance (the shift ``k`` and the validation days, ``Stream.INSTANCE``), its own KDE
+  sample of ``b`` (``Stream.SAMPLE``; shared by all policies) and each policy's own
+  randomness (:func:`~causalbandits.random.policy_stream` of its label). Averaging over ``k``
+  tests the claims for the procedure rather than for one unknown shift; ``shift=`` fixes it.
 * ``lam`` grid: the decades 1e-5 ... 1e6 (the synthetic runs' range; the Covid grid is not
   stated); ``lasso_max_sweeps`` warm-started coordinate-descent sweeps per day and ``lam``.
 * ``unit="cases"`` (a sensitivity run): raw daily cases, the ``lam`` grid times ``scale^2`` so
   the graphs are those of the normalised run; only the UCB indices see the other scale. Every
   number in the table is in normalised units.
-* Results table: ``record`` is ``"day"`` (unit, seed, policy, day), ``"prediction"`` (unit,
-  seed, validation day, region) or ``"tuning"`` (unit, tuning seed, pair: the cumulative
-  reward of days ``1..T`` and from the change point on; ``seed`` counts tuning seeds there).
+* Results table: ``record`` is ``"day"`` (unit, replicate, policy, day), ``"prediction"``
+  (unit, replicate, validation day, region) or ``"tuning"`` (unit, tuning replicate, pair: the
+  cumulative reward of days ``1..T`` and from the change point on).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,7 @@ from causalbandits.papers.ndc_sem.covid_report import (
     choose_exploration,
 )
 from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM, ValidatedSEMUCB
+from causalbandits.random import Stream, policy_stream
 
 UNITS = ("max", "cases")
 QUICK_GRID: tuple[float, ...] = (1e-2, 1e-1, 1.0, 10.0, 100.0)
@@ -85,14 +88,9 @@ PAPER_XI_GRID: tuple[float, ...] = (
     *(1e-2, 7e-2, 1e-1, 7e-1),
 )
 
-# Streams of a seed (last element of its spawn key).
-INSTANCE_STREAM = 0
-KDE_STREAM = 1
-POLICY_STREAM = 2
-
 #: Columns of the long table (see the module docstring for ``record``).
 COLUMNS = (
-    *("experiment", "record", "unit", "seed", "shift", "policy", "day", "date", "validation"),
+    *("experiment", "record", "unit", "replicate", "shift", "policy", "day", "date", "validation"),
     *("selected", "n_selected", "gamma", "xi", "lam", "eps", "n_validation", "eps_all"),
     *("eps_empty", "radius", "edges", "reward", "reward_from_change", "region", "y", "y_pred"),
     "b",
@@ -114,19 +112,21 @@ def exploration_pairs(
 
 @dataclass(frozen=True)
 class CovidExperiment(TaskGrid):
-    """The Covid-19 experiment: a grid over reward units of chunks of seeds, after a tuning
-    stage (the same grid with ``tuning=True``) when ``tuned_exploration``.
+    """The Covid-19 experiment: a grid over reward units of chunks of replicates, after a
+    tuning stage (the same grid with ``tuning=True`` and root ``tuning_seed``) when
+    ``tuned_exploration``.
 
     Parameters
     ----------
-    seeds: evaluation seeds (the paper shows one draw); ``tuning_seeds`` under the root
-        ``tuning_seed`` (must differ from ``seed``) for the ``(gamma, xi)`` search.
+    replicates: evaluation replicates under the root ``seed`` (the paper shows one draw);
+        ``tuning_replicates`` under the root ``tuning_seed`` (must differ from ``seed``) for
+        the ``(gamma, xi)`` search.
     lambda_grid: ``lam`` values for the online tuning (normalised units).
     gamma, xi: NDC-SEM's discount and exploration constant (Table I, Covid).
     super_arm_size, delay, change_point: ``s``, ``D`` and the day of the cyclic shift.
-    shift: a fixed ``k`` for every seed; ``None`` draws ``k`` per seed.
+    shift: a fixed ``k`` for every replicate; ``None`` draws ``k`` per replicate.
     units: reward units to run, from :data:`UNITS` (``"max"``: decisions: ndc-sem 23).
-    featured_seed: the seed drawn in Figs. 3 and 4.
+    featured_replicate: the replicate drawn in Figs. 3 and 4.
     gamma_grid, xi_grid: the joint tuning grid (default: the paper's 10 x 22 values).
     data_path: the bulletins file (:func:`resolve_data_path`); the path is not fingerprinted,
         the file's SHA-256 is.
@@ -134,7 +134,7 @@ class CovidExperiment(TaskGrid):
         tuning stage by :meth:`given`).
     """
 
-    seeds: int = 20  # shadows TaskGrid.seeds (kept: the fingerprinted name); see seed_keys
+    replicates: int = 20
     lambda_grid: tuple[float, ...] = DECADE_GRID
     gamma: float = 0.85
     xi: float = 0.1
@@ -146,11 +146,11 @@ class CovidExperiment(TaskGrid):
     lasso_max_sweeps: int = 100
     seed: int = 2307
     chunk_size: int = 5
-    featured_seed: int = 0
+    featured_replicate: int = 0
     tuned_exploration: bool = True
     gamma_grid: tuple[float, ...] = PAPER_GAMMA_GRID
     xi_grid: tuple[float, ...] = PAPER_XI_GRID
-    tuning_seeds: int = 20
+    tuning_replicates: int = 20
     tuning_seed: int = 7
     data_path: str | None = None
     name: str = "ndc-sem-covid"
@@ -161,7 +161,8 @@ class CovidExperiment(TaskGrid):
     tuning: bool = False
     tuned: tuple[tuple[float, float], ...] = ()
 
-    replicate_field = "seeds"
+    #: No axis changes the seeds: both units see the same instances, samples and draws.
+    SEED_AXES = ()
     UNFINGERPRINTED = ("description", "data_path", "tuning", "tuned")
     DATA_FIELD = "data_path"
 
@@ -172,15 +173,15 @@ class CovidExperiment(TaskGrid):
         for name, upper in (("gamma_grid", 1.0), ("xi_grid", None)):
             values = check_positive_grid(getattr(self, name), name.removesuffix("_grid"), upper)
             object.__setattr__(self, name, tuple(float(v) for v in values))
-        if self.seeds < 1 or self.chunk_size < 1 or self.tuning_seeds < 1:
+        if self.replicates < 1 or self.chunk_size < 1 or self.tuning_replicates < 1:
             raise ValueError(
-                "seeds, chunk_size and tuning_seeds must be >= 1, got "
-                f"{self.seeds}, {self.chunk_size}, {self.tuning_seeds}"
+                "replicates, chunk_size and tuning_replicates must be >= 1, got "
+                f"{self.replicates}, {self.chunk_size}, {self.tuning_replicates}"
             )
-        if self.tuning_seed == self.seed:
+        if self.tuning_seed == self.seed and not self.tuning:
             raise ValueError(f"tuning_seed must differ from seed ({self.seed}): disjoint seeds")
-        if not 0 <= self.featured_seed < self.seeds:
-            raise ValueError(f"featured_seed must lie in 0..{self.seeds - 1}")
+        if not 0 <= self.featured_replicate < self.replicates:
+            raise ValueError(f"featured_replicate must lie in 0..{self.replicates - 1}")
         if not self.units or any(u not in UNITS for u in self.units):
             raise ValueError(f"units must be a non-empty subset of {UNITS}, got {self.units}")
         if self.delay < 0 or self.lasso_max_sweeps < 1:
@@ -190,7 +191,7 @@ class CovidExperiment(TaskGrid):
 
     @property
     def replicate_count(self) -> int:
-        return self.tuning_seeds if self.tuning else self.seeds
+        return self.tuning_replicates if self.tuning else self.replicates
 
     @property
     def task_prefix(self) -> str:  # type: ignore[override]
@@ -200,23 +201,15 @@ class CovidExperiment(TaskGrid):
         return {"unit": self.units}
 
     def prerequisite(self) -> CovidExperiment | None:
-        """The ``(gamma, xi)`` search (App. VII-D5) when ``tuned_exploration``."""
+        """The ``(gamma, xi)`` search (App. VII-D5) when ``tuned_exploration``, under the root
+        ``tuning_seed`` (disjoint from the evaluation replicates)."""
         wanted = self.tuned_exploration and not self.tuning
-        return dataclasses.replace(self, tuning=True) if wanted else None
+        return dataclasses.replace(self, tuning=True, seed=self.tuning_seed) if wanted else None
 
     def given(self, results: pd.DataFrame) -> CovidExperiment:
         return dataclasses.replace(
             self, tuned=tuple(choose_exploration(results, unit) for unit in self.units)
         )
-
-    def seed_keys(self, replicates: Sequence[int], stream: int) -> list[np.random.SeedSequence]:
-        """``SeedSequence(root, spawn_key=(replicate, stream))``, root ``tuning_seed`` in the
-        tuning stage, else ``seed``: the key layout of the published runs, kept for identical
-        numbers instead of the base's :meth:`~TaskGrid.seeds` (the unit is not part of the
-        key: both units see the same draws). Equal entries give equal, separate sequences
-        (replicates sharing a seed)."""
-        root = self.tuning_seed if self.tuning else self.seed
-        return [np.random.SeedSequence(root, spawn_key=(int(r), stream)) for r in replicates]
 
     def data_files(self) -> dict[str, Path]:
         """The bulletins file (its SHA-256 joins the fingerprint)."""
@@ -231,16 +224,16 @@ class CovidExperiment(TaskGrid):
     def run_chunk(self, point: dict[str, Any], setting: int, replicates: range) -> pd.DataFrame:
         """The rows of ``replicates`` in unit ``point["unit"]`` (one BLAS thread)."""
         frame = _bulletins(str(resolve_data_path(self.data_path)))
-        seed_rows = self.tuning_rows if self.tuning else self.evaluation_rows
+        replicate_rows = self.tuning_rows if self.tuning else self.evaluation_rows
         with threadpool_limits(limits=1):
-            rows = [row for r in replicates for row in seed_rows(frame, setting, r)]
+            rows = [row for r in replicates for row in replicate_rows(frame, setting, r)]
         return pd.DataFrame(rows, columns=list(COLUMNS)).astype({"day": "Int64"})
 
-    # ---------------------------------------------------------------- one seed
+    # ---------------------------------------------------------------- one replicate
 
-    def instance(self, frame: pd.DataFrame, seed: int) -> CovidInstance:
-        """Seed ``seed``'s pre-processed instance (its ``k`` and validation days)."""
-        rng = np.random.default_rng(self.seed_keys([seed], INSTANCE_STREAM)[0])
+    def instance(self, frame: pd.DataFrame, setting: int, replicate: int) -> CovidInstance:
+        """Replicate ``replicate``'s pre-processed instance (its ``k`` and validation days)."""
+        rng = self.generator(setting, replicate, Stream.INSTANCE)
         return italy_covid_instance(
             frame, rng=rng, change_point=self.change_point, shift=self.shift
         )
@@ -261,7 +254,7 @@ class CovidExperiment(TaskGrid):
         self,
         env: FeedbackDelay,
         setting: int,
-        seed: int,
+        replicate: int,
         lam_grid: np.ndarray,
         pairs: tuple[np.ndarray, np.ndarray] | None = None,
         trace: Trace | None = None,
@@ -271,7 +264,7 @@ class CovidExperiment(TaskGrid):
         ``None``); the super arms ``(T, R, N)``, the final ``A_hat`` and the estimated overall
         reward of each day ``(T, R)``. ``trace`` records after each day's update."""
         copies = 1 if pairs is None else len(pairs[0])
-        env.reset(self.seed_keys([seed] * copies, KDE_STREAM))
+        env.reset(self.seeds(setting, [replicate] * copies, Stream.SAMPLE))
         options = {"lam_grid": lam_grid, "lasso_max_sweeps": self.lasso_max_sweeps}
         if pairs is None:
             policy = ValidatedSEMUCB(env.problem, **options)
@@ -280,21 +273,24 @@ class CovidExperiment(TaskGrid):
             policy = ValidatedNDCSEM(
                 env.problem, gamma=gamma, xi=xi, shared_graph=True, graph_input="b", **options
             )
-        policy.reset(self.seed_keys([seed] * copies, POLICY_STREAM))
+        label = POLICIES[1] if pairs is None else POLICIES[0]
+        policy.reset(self.seeds(setting, [replicate] * copies, policy_stream(label)))
         log = ActionLog()
         simulate(env, policy, [env.horizon], [log] if trace is None else [log, trace])
         actions, final = log.stacked(), policy.lasso.fit()[0]
         return actions, final, env.estimated_overall_rewards(actions, final)
 
-    def tuning_rows(self, frame: pd.DataFrame, setting: int, seed: int) -> list[dict[str, Any]]:
-        """Every pair of the grid on tuning seed ``seed`` (App. VII-D5): the estimated
-        cumulative overall reward of days ``1..T`` and from the change point on."""
-        instance = self.instance(frame, seed)
+    def tuning_rows(
+        self, frame: pd.DataFrame, setting: int, replicate: int
+    ) -> list[dict[str, Any]]:
+        """Every pair of the grid on tuning replicate ``replicate`` (App. VII-D5): the
+        estimated cumulative overall reward of days ``1..T`` and from the change point on."""
+        instance = self.instance(frame, setting, replicate)
         env, grid, factor = self._environment(instance, setting)
         gammas, xis = exploration_pairs(self.gamma_grid, self.xi_grid)
-        rewards = self._days(env, setting, seed, grid, (gammas, xis))[2] / factor  # (T, P)
+        rewards = self._days(env, setting, replicate, grid, (gammas, xis))[2] / factor  # (T, P)
         base = {"experiment": self.name, "record": "tuning", "unit": self.units[setting]}
-        base |= {"seed": seed}
+        base |= {"replicate": replicate}
         base |= {"shift": instance.shift, "policy": POLICIES[0]}
         totals = zip(rewards.sum(axis=0), rewards[self.change_point - 1 :].sum(axis=0), strict=True)
         return [
@@ -303,15 +299,17 @@ class CovidExperiment(TaskGrid):
             for g, x, (total, after) in zip(gammas, xis, totals, strict=True)
         ]
 
-    def evaluation_rows(self, frame: pd.DataFrame, setting: int, seed: int) -> list[dict[str, Any]]:
+    def evaluation_rows(
+        self, frame: pd.DataFrame, setting: int, replicate: int
+    ) -> list[dict[str, Any]]:
         """NDC-SEM (Table I's pair, and the unit's tuned pair if any) and SEM-UCB on
-        evaluation seed ``seed``; the NDC-SEM variants are replicates of one policy (see the
-        module docstring)."""
-        instance = self.instance(frame, seed)
+        evaluation replicate ``replicate``; the NDC-SEM variants are replicates of one policy
+        (see the module docstring)."""
+        instance = self.instance(frame, setting, replicate)
         env, grid, factor = self._environment(instance, setting)
         held_out = np.flatnonzero(instance.validation)
         y = env.instance.overall
-        base = {"experiment": self.name, "unit": self.units[setting], "seed": seed}
+        base = {"experiment": self.name, "unit": self.units[setting], "replicate": replicate}
         base |= {"shift": instance.shift}
         variants = [(POLICIES[0], self.gamma, self.xi)]
         if self.tuned:
@@ -322,7 +320,7 @@ class CovidExperiment(TaskGrid):
             return _graph_state(policy, env, held_out, factor)  # Fig. 3's text, after each day
 
         trace = Trace(graph, when="update")
-        actions, final, rewards = self._days(env, setting, seed, grid, pairs, trace)
+        actions, final, rewards = self._days(env, setting, replicate, grid, pairs, trace)
         b = env.instantaneous[:, 0]  # (T, N), scaled; the same sample for every policy
         empty = float(np.abs(y[held_out] - b[held_out]).mean()) / factor
         rows: list[dict[str, Any]] = []
@@ -340,7 +338,7 @@ class CovidExperiment(TaskGrid):
             for i, region in enumerate(ABBREVIATIONS)
         ]
         trace = Trace(graph, when="update")
-        actions, _, rewards = self._days(env, setting, seed, grid, None, trace)
+        actions, _, rewards = self._days(env, setting, replicate, grid, None, trace)
         day = (POLICIES[1], None, None, actions[:, 0], rewards[:, 0] / factor, trace.rows, empty)
         return rows + _day_rows(instance, base, *day)
 
@@ -411,15 +409,15 @@ def _rescaled(instance: CovidInstance, factor: float) -> CovidInstance:
 
 def covid(quick: bool = False) -> CovidExperiment:
     """Sec. V-B: 21 regions, 80 days, s = 5, D = 3, NDC-SEM (Table I and tuned on 20 tuning
-    seeds over the paper's 220 pairs) vs SEM-UCB, 20 seeds.
+    replicates over the paper's 220 pairs) vs SEM-UCB, 20 replicates.
 
-    ``quick``: 2 seeds and 2 tuning seeds, the ``lam`` grid 1e-2 ... 1e2, 20 sweeps per day,
-    normalised unit only (the full ``(gamma, xi)`` grid).
+    ``quick``: 2 replicates and 2 tuning replicates, the ``lam`` grid 1e-2 ... 1e2, 20 sweeps
+    per day, normalised unit only (the full ``(gamma, xi)`` grid).
     """
     if quick:
         return CovidExperiment(
-            seeds=2,
-            tuning_seeds=2,
+            replicates=2,
+            tuning_replicates=2,
             lambda_grid=QUICK_GRID,
             units=("max",),
             lasso_max_sweeps=20,

@@ -30,14 +30,14 @@ if TYPE_CHECKING:
 
 
 def plot_regions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
-    """Fig. 4: regions chosen each day (featured seed), one panel per policy."""
-    unit, seed = primary_unit(df), experiment.featured_seed
+    """Fig. 4: regions chosen each day (featured replicate), one panel per policy."""
+    unit, featured = primary_unit(df), experiment.featured_replicate
     days = day_rows(df, unit)
     policies = policies_present(df)
     figure = Figure(figsize=(12, 3.75 * len(policies)), layout="constrained")
     axes = figure.subplots(len(policies), 1, sharex=True)
     for ax, policy in zip(axes, policies, strict=True):
-        rows = days[(days["policy"] == policy) & (days["seed"] == seed)].sort_values("day")
+        rows = days[(days["policy"] == policy) & (days["replicate"] == featured)].sort_values("day")
         chosen = selection_matrix(rows["selected"].tolist())
         ax.imshow(
             chosen.T,
@@ -56,7 +56,7 @@ def plot_regions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) 
         )
         ax.set_yticks(range(len(REGIONS)), ABBREVIATIONS, fontsize=7)
         shift = int(rows["shift"].iloc[0])
-        ax.set_title(f"{policy}: regions chosen each day (seed {seed}, k = {shift})")
+        ax.set_title(f"{policy}: regions chosen each day (replicate {featured}, k = {shift})")
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     axes[-1].set_xlabel("day (1 = 31 Jul 2020)")
     return save_figure(figure, out_path)
@@ -64,8 +64,8 @@ def plot_regions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) 
 
 def plot_predictions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
     """Fig. 3: true vs predicted overall daily cases on 4 validation days (final graph)."""
-    unit, seed = primary_unit(df), experiment.featured_seed
-    rows = df[(df["record"] == "prediction") & (df["unit"] == unit) & (df["seed"] == seed)]
+    unit, featured = primary_unit(df), experiment.featured_replicate
+    rows = df[(df["record"] == "prediction") & (df["unit"] == unit) & (df["replicate"] == featured)]
     validation_days = sorted(rows["day"].unique())
     shown = validation_days[1::2][:4] if len(validation_days) >= 8 else validation_days[:4]
     figure = Figure(figsize=(12, 2.6 * len(shown)), layout="constrained")
@@ -83,7 +83,7 @@ def plot_predictions(df: pd.DataFrame, out_path: Path, experiment: CovidExperime
 
 
 def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
-    """``eps(t)`` and ``lam(t)`` over days, mean ± se over seeds."""
+    """``eps(t)`` and ``lam(t)`` over days, mean ± se over replicates."""
     days = day_rows(df, primary_unit(df))
     days = days[days["policy"] == POLICIES[0]]
     figure = Figure(figsize=(11, 4), layout="constrained")
@@ -102,8 +102,8 @@ def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExp
     left.set_ylabel("mean absolute error (cases / max)")
     left.legend(fontsize=7)
     logs = days.assign(log_lam=np.log10(days["lam"]))
-    for _, seed_rows in logs.groupby("seed"):
-        right.plot(seed_rows["day"], seed_rows["log_lam"], color="grey", alpha=0.25, lw=0.8)
+    for _, rows in logs.groupby("replicate"):
+        right.plot(rows["day"], rows["log_lam"], color="grey", alpha=0.25, lw=0.8)
     right.plot(logs.groupby("day")["log_lam"].median(), color="black", label="median")
     right.set_xlabel("day")
     right.set_ylabel("log10 lambda chosen")
@@ -112,16 +112,16 @@ def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExp
 
 
 def plot_cumulative_reward(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
-    """Fig. 9: estimated cumulative overall reward (final graph), mean ± se over seeds."""
+    """Fig. 9: estimated cumulative overall reward (final graph), mean ± se over replicates."""
     units = list(day_rows(df)["unit"].unique())
     figure = Figure(figsize=(11, 3.8 * len(units)), layout="constrained")
     axes = np.atleast_2d(figure.subplots(len(units), 2))
     for row, unit in zip(axes, units, strict=True):
-        days = day_rows(df, unit).sort_values(["policy", "seed", "day"])
+        days = day_rows(df, unit).sort_values(["policy", "replicate", "day"])
         for ax, start in zip(row, (1, experiment.change_point), strict=True):
             for policy in policies_present(df):
                 mine = days[(days["policy"] == policy) & (days["day"] >= start)]
-                curves = mine.pivot(index="day", columns="seed", values="reward").cumsum()
+                curves = mine.pivot(index="day", columns="replicate", values="reward").cumsum()
                 mean, se = curves.mean(axis=1), curves.apply(standard_error, axis=1)
                 ax.plot(mean.index, mean, color=COLORS[policy], label=policy)
                 ax.fill_between(mean.index, mean - se, mean + se, color=COLORS[policy], alpha=0.2)

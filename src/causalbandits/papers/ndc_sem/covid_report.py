@@ -40,7 +40,7 @@ CLAIMS = {
     "fig9": "after day 40 NDC-SEM reaches a higher estimated cumulative overall reward than "
     "SEM-UCB (Fig. 9)",
 }
-#: Days of the eps(t) table; by day 13 every seed has received its first validation day.
+#: Days of the eps(t) table; by day 13 every replicate has received its first validation day.
 EPS_DAYS = (13, 20, 30, 40, 50, 60, 70, 80)
 COLORS = {"NDC-SEM": "tab:blue", TUNED: "tab:green", "SEM-UCB": "tab:orange"}
 #: Rows of the tuning table shown in the report.
@@ -78,7 +78,7 @@ def primary_unit(df: pd.DataFrame) -> str:
 
 
 def learned_start(experiment: CovidExperiment) -> int:
-    """First day after both policies' initialisation: ``N + D + 1``."""
+    """First day on which the feedback of both policies' ``H`` phase has arrived: ``N + D + 1``."""
     return len(REGIONS) + experiment.delay + 1
 
 
@@ -91,28 +91,30 @@ def _names(mask: np.ndarray) -> str:
 
 def tuning_summary(rows: pd.DataFrame, unit: str) -> pd.DataFrame:
     """Per ``(gamma, xi)`` of unit ``unit``'s tuning rows, in grid order: mean and standard
-    error over tuning seeds of the reward of days ``1..T`` (``reward``, the criterion) and
+    error over tuning replicates of the reward of days ``1..T`` (``reward``, the criterion) and
     from the change point on, the rank by the criterion (1 = chosen, ties in grid order) and
-    the gap to the chosen pair, paired by seed (``gap``, ``gap_se``)."""
+    the gap to the chosen pair, paired by replicate (``gap``, ``gap_se``)."""
     mine = rows[(rows["record"] == "tuning") & (rows["unit"] == unit)]
     if mine.empty:
         raise ValueError(f"no tuning rows for unit {unit!r}")
-    by_seed = mine.pivot_table(index=["gamma", "xi"], columns="seed", values="reward")
-    after = mine.pivot_table(index=["gamma", "xi"], columns="seed", values="reward_from_change")
-    out = by_seed.index.to_frame(index=False)
-    for name, table in (("reward", by_seed), ("reward_from_change", after)):
+    by_replicate = mine.pivot_table(index=["gamma", "xi"], columns="replicate", values="reward")
+    after = mine.pivot_table(
+        index=["gamma", "xi"], columns="replicate", values="reward_from_change"
+    )
+    out = by_replicate.index.to_frame(index=False)
+    for name, table in (("reward", by_replicate), ("reward_from_change", after)):
         out[name], out[f"{name}_se"] = np.transpose([mean_se(v) for v in table.to_numpy()])
-    out["seeds"] = by_seed.count(axis=1).to_numpy()
+    out["replicates"] = by_replicate.count(axis=1).to_numpy()
     order = np.argsort(-out["reward"].to_numpy(), kind="stable")
     out["rank"] = np.argsort(order) + 1
-    gap = by_seed.to_numpy() - by_seed.to_numpy()[order[0]]
+    gap = by_replicate.to_numpy() - by_replicate.to_numpy()[order[0]]
     out["gap"], out["gap_se"] = np.transpose([mean_se(v) for v in gap])
     return out
 
 
 def choose_exploration(rows: pd.DataFrame, unit: str) -> tuple[float, float]:
     """The ``(gamma, xi)`` with the highest mean estimated cumulative overall reward over the
-    tuning seeds (App. VII-D5); ties go to the first pair in grid order."""
+    tuning replicates (App. VII-D5); ties go to the first pair in grid order."""
     best = tuning_summary(rows, unit).set_index("rank").loc[1]
     return float(best["gamma"]), float(best["xi"])
 
@@ -121,51 +123,51 @@ def reward_summary(
     df: pd.DataFrame, unit: str, change_point: int, ndc: str = POLICIES[0]
 ) -> pd.DataFrame:
     """Per window (``before`` days ``1..c-1``, ``after`` ``c..T``, ``total``): mean and se
-    over seeds of the summed estimated overall reward of NDC-SEM (``ndc``: Table I's or
-    :data:`TUNED`) and SEM-UCB, and their difference paired by seed."""
+    over replicates of the summed estimated overall reward of NDC-SEM (``ndc``: Table I's or
+    :data:`TUNED`) and SEM-UCB, and their difference paired by replicate."""
     days = day_rows(df, unit)
     masks = {"before": days["day"] < change_point, "after": days["day"] >= change_point}
     masks["total"] = days["day"] > 0
     rows = []
     for window, mask in masks.items():
         sums = days[mask].pivot_table(
-            index="seed", columns="policy", values="reward", aggfunc="sum"
+            index="replicate", columns="policy", values="reward", aggfunc="sum"
         )
         values = {"NDC-SEM": sums[ndc].to_numpy(), "SEM-UCB": sums[POLICIES[1]].to_numpy()}
         difference = values["NDC-SEM"] - values["SEM-UCB"]
         row: dict[str, object] = {"window": window}
         for name, v in [*values.items(), ("diff", difference)]:
             row[f"{name}_mean"], row[f"{name}_se"] = mean_se(v)
-        rows.append(row | {"ndc_wins": int((difference > 0).sum()), "seeds": difference.size})
+        rows.append(row | {"ndc_wins": int((difference > 0).sum()), "replicates": difference.size})
     return pd.DataFrame(rows)
 
 
 def selection_dynamics(
     df: pd.DataFrame, unit: str, policy: str, start: int, change_point: int
 ) -> pd.DataFrame:
-    """Per seed: the regions chosen on days ``start..c-1`` (``before_set``) and ``c..T``
+    """Per replicate: the regions chosen on days ``start..c-1`` (``before_set``) and ``c..T``
     (``after_set``) as masks, their counts, the regions only from ``c`` on, and the days
     ``c+1..T`` whose super arm differs from the previous day's."""
     days = day_rows(df, unit)
     rows = []
-    for seed, mine in days[days["policy"] == policy].groupby("seed"):
+    for replicate, mine in days[days["policy"] == policy].groupby("replicate"):
         mine = mine.sort_values("day")
         chosen, day = selection_matrix(mine["selected"].tolist()), mine["day"].to_numpy()
         before = chosen[(day >= start) & (day < change_point)].any(axis=0)
         after_days = chosen[day >= change_point]
         after = after_days.any(axis=0)
         rows.append(
-            {"seed": seed, "before_set": before, "after_set": after}
+            {"replicate": replicate, "before_set": before, "after_set": after}
             | {"before": int(before.sum()), "after": int(after.sum())}
             | {"only_after": int((after & ~before).sum())}
             | {"switches": int((after_days[1:] != after_days[:-1]).any(axis=1).sum())}
         )
-    return pd.DataFrame(rows).set_index("seed")
+    return pd.DataFrame(rows).set_index("replicate")
 
 
 def epsilon_table(df: pd.DataFrame, unit: str) -> pd.DataFrame:
     """``eps(t)``, the error on all 8 validation days and ``lam(t)`` at :data:`EPS_DAYS`
-    (NDC-SEM's learner; SEM-UCB's is identical), over seeds."""
+    (NDC-SEM's learner; SEM-UCB's is identical), over replicates."""
     days = day_rows(df, unit)
     days = days[days["policy"] == POLICIES[0]]
     rows = []
@@ -202,11 +204,11 @@ def bonus_floor(experiment: CovidExperiment, gamma: float, xi: float) -> float:
 
 
 def daily_gap(df: pd.DataFrame, unit: str, ndc: str, first: int, last: int) -> str:
-    """Mean ± se over seeds of (``ndc`` - SEM-UCB) estimated reward per day on days
-    ``first..last``, paired by seed."""
+    """Mean ± se over replicates of (``ndc`` - SEM-UCB) estimated reward per day on days
+    ``first..last``, paired by replicate."""
     days = day_rows(df, unit)
     days = days[(days["day"] >= first) & (days["day"] <= last)]
-    sums = days.groupby(["seed", "policy"])["reward"].sum().unstack("policy")
+    sums = days.groupby(["replicate", "policy"])["reward"].sum().unstack("policy")
     return mean_pm((sums[ndc] - sums[POLICIES[1]]).to_numpy() / (last - first + 1), 3)
 
 
@@ -218,22 +220,26 @@ def claim_checks(
 ) -> list[Claim]:
     """The claims for one reward unit, with NDC-SEM = ``ndc`` (Table I's or :data:`TUNED`);
     the graph checks (Fig. 3) for Table I's in the primary unit only."""
-    c, start, seed = experiment.change_point, learned_start(experiment), experiment.featured_seed
+    c, start, featured = (
+        experiment.change_point,
+        learned_start(experiment),
+        experiment.featured_replicate,
+    )
     days = day_rows(df, unit)
     horizon = int(days["day"].max())
     stats = selection_dynamics(df, unit, ndc, start, c)
-    only = stats.loc[seed, "after_set"] & ~stats.loc[seed, "before_set"]
+    only = stats.loc[featured, "after_set"] & ~stats.loc[featured, "before_set"]
     after = reward_summary(df, unit, c, ndc).set_index("window").loc["after"]
     checks = [
         Claim(
             f"{CLAIMS['fig4']} -- check: at least one region chosen by {ndc} on days "
-            f"{c}-{horizon} but not on days {start}-{c - 1} (featured seed {seed})",
-            f"seed {seed}: {_names(only)}; seeds with >= 1 such region: "
+            f"{c}-{horizon} but not on days {start}-{c - 1} (featured replicate {featured})",
+            f"replicate {featured}: {_names(only)}; replicates with >= 1 such region: "
             f"{int((stats['only_after'] > 0).sum())}/{len(stats)}",
             bool(only.any()),
         ),
         Claim(
-            f"{CLAIMS['fig9']} -- check: mean over seeds of the sum over days {c}-{horizon}",
+            f"{CLAIMS['fig9']} -- check: mean over replicates of the sum over days {c}-{horizon}",
             f"{ndc} {pm(after['NDC-SEM_mean'], after['NDC-SEM_se'], 3)}, SEM-UCB "
             f"{pm(after['SEM-UCB_mean'], after['SEM-UCB_se'], 3)} (paired difference "
             f"{pm(after['diff_mean'], after['diff_se'], 3)})",
@@ -287,7 +293,7 @@ def _pms(frame: pd.DataFrame, mean: str, se: str) -> list[str]:
 
 def reward_table(df: pd.DataFrame, experiment: CovidExperiment, unit: str) -> str:
     """Per window: each NDC-SEM variant and SEM-UCB, and each variant's paired difference to
-    SEM-UCB with the seeds where it is higher."""
+    SEM-UCB with the replicates where it is higher."""
     horizon = int(day_rows(df, unit)["day"].max())
     variants = [p for p in policies_present(df) if p != POLICIES[1]]
     summaries = {
@@ -296,39 +302,43 @@ def reward_table(df: pd.DataFrame, experiment: CovidExperiment, unit: str) -> st
     }
     header = ["window", *variants, "SEM-UCB"]
     for v in variants:
-        header += [f"{v} - SEM-UCB (paired)", f"seeds {v} higher"]
+        header += [f"{v} - SEM-UCB (paired)", f"replicates {v} higher"]
     rows = []
     for window, label in _windows(experiment, horizon).items():
         row = [label, *(_cell(summaries[v].loc[window], "NDC-SEM") for v in variants)]
         row.append(_cell(summaries[variants[0]].loc[window], "SEM-UCB"))
         for v in variants:
             at = summaries[v].loc[window]
-            row += [_cell(at, "diff"), f"{int(at['ndc_wins'])}/{int(at['seeds'])}"]
+            row += [_cell(at, "diff"), f"{int(at['ndc_wins'])}/{int(at['replicates'])}"]
         rows.append(row)
     return markdown_table(header, rows)
 
 
 def dynamics_table(df: pd.DataFrame, unit: str, experiment: CovidExperiment) -> str:
-    """Per policy: regions chosen before / after the change point (featured seed, and mean ±
-    se over seeds), regions only after it, and days with a new super arm."""
-    c, start, seed = experiment.change_point, learned_start(experiment), experiment.featured_seed
+    """Per policy: regions chosen before / after the change point (featured replicate, and mean ±
+    se over replicates), regions only after it, and days with a new super arm."""
+    c, start, featured = (
+        experiment.change_point,
+        learned_start(experiment),
+        experiment.featured_replicate,
+    )
     horizon = int(day_rows(df, unit)["day"].max())
     header = [
         "policy",
-        f"seed {seed}: days {start}-{c - 1}",
-        f"seed {seed}: days {c}-{horizon}",
-        f"seed {seed}: only after",
-        f"seed {seed}: only before",
+        f"replicate {featured}: days {start}-{c - 1}",
+        f"replicate {featured}: days {c}-{horizon}",
+        f"replicate {featured}: only after",
+        f"replicate {featured}: only before",
         f"regions chosen, days {start}-{c - 1}",
         f"regions chosen, days {c}-{horizon}",
         "regions only from the change point",
         f"days {c + 1}-{horizon} with a new super arm",
-        "seeds with a region only after",
+        "replicates with a region only after",
     ]
     rows = []
     for policy in policies_present(df):
         stats = selection_dynamics(df, unit, policy, start, c)
-        before, after = stats.loc[seed, "before_set"], stats.loc[seed, "after_set"]
+        before, after = stats.loc[featured, "before_set"], stats.loc[featured, "after_set"]
         rows.append(
             [policy, _names(before), _names(after), f"**{_names(after & ~before)}**"]
             + [_names(before & ~after), mean_pm(stats["before"], 1), mean_pm(stats["after"], 1)]
@@ -353,8 +363,9 @@ def tuning_lines(df: pd.DataFrame, experiment: CovidExperiment, unit: str) -> li
     facts = {
         "grid (App. VII-D5)": f"gamma in {{{', '.join(f'{g:g}' for g in experiment.gamma_grid)}}}"
         f" x xi in {{{', '.join(f'{x:g}' for x in experiment.xi_grid)}}} ({len(summary)} pairs)",
-        "tuning seeds (root seed; evaluation root)": f"{int(summary['seeds'].max())} "
-        f"({experiment.tuning_seed}; {experiment.seed})",
+        "tuning replicates (root seed; evaluation root seed)": (
+            f"{int(summary['replicates'].max())} ({experiment.tuning_seed}; {experiment.seed})"
+        ),
         "chosen (gamma, xi)": f"**gamma = {gamma:g}, xi = {xi:g}**",
         f"its mean, days 1-{horizon} (criterion)": pm(best["reward"], best["reward_se"], 3),
         "pairs sharing the top mean": int((summary["reward"] == best["reward"]).sum()),
@@ -404,7 +415,7 @@ def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
     c, unit = experiment.change_point, primary_unit(df)
     days = day_rows(df, unit)
     horizon = int(days["day"].max())
-    shifts = days.groupby("seed")["shift"].first()
+    shifts = days.groupby("replicate")["shift"].first()
     units = list(day_rows(df)["unit"].unique())
     lines = [
         f"# {experiment.name}: NDC-SEM paper, Covid-19 Italy (Sec. V-B, App. VII-D)",
@@ -413,20 +424,21 @@ def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
         f"{days['date'].max()}), s = {experiment.super_arm_size}, D = "
         f"{experiment.delay}, change point at day {c}; NDC-SEM gamma = {experiment.gamma}, xi = "
         f"{experiment.xi} (Table I); lambda grid "
-        f"{', '.join(f'{v:.0e}' for v in experiment.lambda_grid)}; {len(shifts)} seeds, shifts "
-        f"k = {', '.join(map(str, shifts.tolist()))}; rewards: {UNIT_LABELS[unit]}. The paper "
-        "reports no numbers for this experiment (Figs. 3, 4, 9 are qualitative).",
+        f"{', '.join(f'{v:.0e}' for v in experiment.lambda_grid)}; {len(shifts)} replicates, "
+        f"shifts k = {', '.join(map(str, shifts.tolist()))}; rewards: {UNIT_LABELS[unit]}. "
+        "The paper reports no numbers for this experiment (Figs. 3, 4, 9 are qualitative).",
         "",
         claims_table(claim_checks(df, experiment, unit)),
         "",
-        f"## Validation error eps(t) and lambda(t) ({unit} unit, over seeds)",
+        f"## Validation error eps(t) and lambda(t) ({unit} unit, over replicates)",
         "",
         frame_table(epsilon_table(df, unit)),
         "",
     ]
     for each in units:
         lines += [
-            f"## Estimated cumulative overall reward, mean ± se over seeds ({UNIT_LABELS[each]})",
+            "## Estimated cumulative overall reward, mean ± se over replicates "
+            f"({UNIT_LABELS[each]})",
             "",
             reward_table(df, experiment, each),
             "",
@@ -444,7 +456,7 @@ def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
             f"SEM-UCB bonus sqrt((s+1) ln t / m_i), arm pulled every day to day {horizon}": (
                 f"{sem_bonus:.2f}"
             ),
-            "mean b per region (validation days, all seeds, normalised)": (
+            "mean b per region (validation days, all replicates, normalised)": (
                 f"{b_mean.min():.3f} - {b_mean.max():.3f}"
             ),
         }
@@ -452,8 +464,8 @@ def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
     if (df["record"] == "tuning").any():
         lines += [line for each in units for line in tuning_lines(df, experiment, each)]
     lines += [
-        f"## Regions chosen (seed {experiment.featured_seed} and over seeds, {unit} unit; days "
-        f"1-{learned_start(experiment) - 1}, the initialisation, excluded)",
+        f"## Regions chosen (replicate {experiment.featured_replicate} and over replicates, "
+        f"{unit} unit; days 1-{learned_start(experiment) - 1}, the initialisation, excluded)",
         "",
         dynamics_table(df, unit, experiment),
         "",

@@ -20,8 +20,11 @@ default every replicate draws its own instance (graph and ``beta`` schedule) wit
 schedule). The experiment is a :class:`~causalbandits.experiments.grid.TaskGrid` over
 (delay, algorithm[, lam][, xi]) whose chunks run the one round loop with the recorders of
 regret, optimal share, super-arm overlap (OR), ``MSE(A_hat)`` and lock-ins (runs of at least
-``ceil(D / 2)`` rounds on one base arm outside ``x*_t``). Seeds keep this experiment's
-published key layout (:meth:`SyntheticExperiment.seeds`).
+``ceil(D / 2)`` rounds on one base arm outside ``x*_t``). Seeds: the library's one layout
+(:func:`~causalbandits.random.replicate_seeds`) with no seed axis (``SEED_AXES = ()``), so every
+delay and algorithm sees the same instances and reward noise (common random numbers); streams
+``Stream.INSTANCE``, ``Stream.NOISE`` and :func:`~causalbandits.random.policy_stream` of the
+algorithm's label.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.delay import FeedbackDelay
+from causalbandits.envs.semibandit import CHANGES
 from causalbandits.envs.semibandit_instances import synthetic_instances
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.recorders import RECORDERS, Recorder, default_recorders
@@ -55,6 +59,7 @@ from causalbandits.papers.ndc_sem.paper import (
     PAPER_SUPER_ARM_SIZE,
     PAPER_XI,
     PENDING,
+    TUNED_XI,
     XI_USERS,
 )
 from causalbandits.papers.ndc_sem.synthetic_report import build_report, plot_all
@@ -62,7 +67,7 @@ from causalbandits.policies.ftrl import FTRLHybrid
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
 from causalbandits.policies.oracle import Oracle
 from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
-from causalbandits.random import stable_hash
+from causalbandits.random import Stream, policy_stream
 
 INSTANCE_MODES = ("per-replicate", "fixed")
 
@@ -93,13 +98,18 @@ class SyntheticExperiment(TaskGrid):
     ----------
     delays: constant feedback delays ``D``.
     xi: NDC-SEM's ``xi`` per delay (default Table I).
+    tuned_xi: the ``xi`` per delay of :data:`~causalbandits.papers.ndc_sem.paper.TUNED_XI`
+        (set from a tuning run, :class:`~causalbandits.papers.ndc_sem.synthetic_tuning.
+        TunedXi`).
     algorithms: a subset of :data:`ALL_ALGORITHMS`.
     replicates: runs per (delay, algorithm).
     instances: ``"per-replicate"`` (own graph and ``beta`` per replicate) or ``"fixed"``.
     horizon, change_points, n_arms, super_arm_size, n_edges: the environment (Sec. V-A).
-    n_redraw: arms whose means are redrawn at each change point (``None``: ``N // 2``, the
-        generator's default, decisions: ndc-sem 14; the paper's Fig. 5 schedule is not given
-        in numbers).
+    change: how the means change at a change point, ``"redraw"`` (decisions: ndc-sem 14) or
+        ``"incumbent-drop"`` (:func:`~causalbandits.envs.semibandit.synthetic_means`; the
+        paper's Fig. 5 schedule is not given in numbers).
+    n_redraw: arms whose means are redrawn at each change point under ``"redraw"``
+        (``None``: ``N // 2``, the generator's default).
     gamma, lam: NDC-SEM's discount and the lasso penalty of eq. 9 (NDC-SEM and SEM-UCB).
     lam_grid, xi_grid: extra grid axes (tuning runs): every ``lambda``, or every ``xi`` (the
         same at every delay), replacing ``lam`` or ``xi``; empty: no such axis.
@@ -110,6 +120,7 @@ class SyntheticExperiment(TaskGrid):
 
     delays: tuple[int, ...] = PAPER_DELAYS
     xi: dict[int, float] = field(default_factory=lambda: dict(PAPER_XI))
+    tuned_xi: dict[int, float] = field(default_factory=dict)
     algorithms: tuple[str, ...] = ALGORITHMS
     replicates: int = PAPER_REPLICATES
     instances: str = "per-replicate"
@@ -118,6 +129,7 @@ class SyntheticExperiment(TaskGrid):
     n_arms: int = PAPER_ARMS
     super_arm_size: int = PAPER_SUPER_ARM_SIZE
     n_edges: int = 9
+    change: str = "redraw"
     n_redraw: int | None = None
     gamma: float = PAPER_GAMMA
     lam: float = LAMBDA
@@ -132,15 +144,16 @@ class SyntheticExperiment(TaskGrid):
         "delay D in {50, 200, 400}"
     )
 
-    #: This experiment's stream ids, the first element of its seed keys (see :meth:`seeds`).
-    INSTANCE: ClassVar[int] = 0
-    NOISE: ClassVar[int] = 1
-    POLICY: ClassVar[int] = 2
+    #: No axis changes the seeds: common random numbers across delays, algorithms and the
+    #: tuning values of ``lam`` and ``xi``.
+    SEED_AXES: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         for name in ("delays", "change_points", "algorithms", "lam_grid", "xi_grid"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
-        object.__setattr__(self, "xi", {int(d): float(v) for d, v in dict(self.xi).items()})
+        for name in ("xi", "tuned_xi"):
+            values = {int(d): float(v) for d, v in dict(getattr(self, name)).items()}
+            object.__setattr__(self, name, values)
         if not self.delays or len(set(self.delays)) != len(self.delays):
             raise ValueError(f"delays must be distinct, got {self.delays}")
         for delay in self.delays:
@@ -155,6 +168,10 @@ class SyntheticExperiment(TaskGrid):
             missing = [d for d in self.delays if d not in self.xi]
             if missing:
                 raise ValueError(f"NDC-SEM needs xi for delay(s) {missing}; give xi={{D: value}}")
+        if self.change not in CHANGES:
+            raise ValueError(f"change must be one of {CHANGES}, got {self.change!r}")
+        if self.change != "redraw" and self.n_redraw is not None:
+            raise ValueError("n_redraw applies to change='redraw' only")
         if self.instances not in INSTANCE_MODES:
             raise ValueError(f"instances must be one of {INSTANCE_MODES}, got {self.instances!r}")
         if int(self.replicates) != self.replicates or self.replicates < 1:
@@ -187,16 +204,10 @@ class SyntheticExperiment(TaskGrid):
         rank = 2 if point["algorithm"] in GRAPH_LEARNERS else int(point["algorithm"] == "FTRL")
         return rank + point["delay"] / 1e6
 
-    def seeds(self, setting: int, replicates: Sequence[int], stream: int) -> list:
-        """This experiment's published keys ``SeedSequence(seed, (stream, replicate))``, the
-        same at every setting (common random numbers across delays, algorithms and tuning
-        values), with the stream ids :attr:`INSTANCE`, :attr:`NOISE` and :attr:`POLICY` plus
-        the label hash. Kept until the one-layout re-run."""
-        return [np.random.SeedSequence(self.seed, spawn_key=(stream, int(r))) for r in replicates]
-
     def checkpoints(self) -> np.ndarray:
-        """Recorded rounds: every ``checkpoint_every``, the last round of each period, the end
-        ``N + D`` of NDC-SEM's initialisation for each delay, and ``T``."""
+        """Recorded rounds: every ``checkpoint_every``, the last round of each period, round
+        ``N + D`` (the feedback of ``H`` has arrived; decisions: ndc-sem 7) for each delay,
+        and ``T``."""
         regular = np.arange(self.checkpoint_every, self.horizon + 1, self.checkpoint_every)
         ends = np.asarray(self.change_points, dtype=np.int64) - 1
         initial = [self.n_arms + d for d in self.delays if self.n_arms + d <= self.horizon]
@@ -211,23 +222,36 @@ class SyntheticExperiment(TaskGrid):
 
     # ---------------------------------------------------------------- running
 
-    def environment(self, replicates: Sequence[int], delay: int) -> FeedbackDelay:
-        """The delayed environment of ``replicates`` (reset with their reward streams)."""
+    def environment(self, replicates: Sequence[int], delay: int, setting: int = 0) -> FeedbackDelay:
+        """The delayed environment of ``replicates`` at grid point ``setting`` (reset with
+        their reward streams); ``instances="fixed"`` gives every replicate instance 0."""
         keys = [0] * len(replicates) if self.instances == "fixed" else replicates
         env = FeedbackDelay(
             synthetic_instances(
-                self.seeds(0, keys, self.INSTANCE),
+                self.seeds(setting, keys, Stream.INSTANCE),
                 horizon=self.horizon,
                 change_points=self.change_points,
                 n_arms=self.n_arms,
                 super_arm_size=self.super_arm_size,
                 n_edges=self.n_edges,
                 n_redraw=self.n_redraw,
+                change=self.change,
             ),
             delay,
         )
-        env.reset(self.seeds(0, replicates, self.NOISE))
+        env.reset(self.seeds(setting, replicates, Stream.NOISE))
         return env
+
+    def xi_of(self, algorithm: str, delay: int, point: Mapping[str, Any]) -> float:
+        """``algorithm``'s ``xi`` at ``delay``: the grid point's, :attr:`tuned_xi` for
+        :data:`~causalbandits.papers.ndc_sem.paper.TUNED_XI`, else :attr:`xi` (NaN if unset)."""
+        if "xi" in point:
+            return float(point["xi"])
+        if algorithm == TUNED_XI:
+            if delay not in self.tuned_xi:
+                raise ValueError(f"{TUNED_XI} has no tuned xi for D = {delay}; run a TunedXi")
+            return self.tuned_xi[delay]
+        return self.xi.get(delay, np.nan)
 
     def policy(self, algorithm: str, env: FeedbackDelay, lam: float, xi: float) -> Any:
         """A fresh policy for ``env`` (not yet reset)."""
@@ -252,11 +276,11 @@ class SyntheticExperiment(TaskGrid):
         """The rows of ``replicates`` at one grid point (one BLAS thread)."""
         delay, algorithm = int(point["delay"]), point["algorithm"]
         lam = float(point.get("lam", self.lam))
-        xi = float(point["xi"]) if "xi" in point else self.xi.get(delay, np.nan)
+        xi = self.xi_of(algorithm, delay, point)
         with threadpool_limits(limits=1):
-            env = self.environment(replicates, delay)
+            env = self.environment(replicates, delay, setting)
             policy = self.policy(algorithm, env, lam, xi)
-            policy.reset(self.seeds(setting, replicates, self.POLICY + stable_hash(algorithm)))
+            policy.reset(self.seeds(setting, replicates, policy_stream(algorithm)))
             result = simulate(env, policy, self.checkpoints(), self.recorders(env))
         frame = results_frame(
             result,

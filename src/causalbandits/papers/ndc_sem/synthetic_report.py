@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from causalbandits.envs.semibandit import DROP_FRACTION, MEAN_RANGE
 from causalbandits.experiments.plots import plot_regret_curves, save_figure
 from causalbandits.experiments.report import (
     Claim,
@@ -22,8 +23,10 @@ from causalbandits.experiments.report import (
     frame_table,
     markdown_table,
     mean_pm,
+    mean_se,
+    pm,
 )
-from causalbandits.papers.ndc_sem.paper import ALL_ALGORITHMS, PAPER_XI, PENDING, XI_USERS
+from causalbandits.papers.ndc_sem.paper import ALL_ALGORITHMS, PAPER_XI, PENDING, TUNED_XI
 
 if TYPE_CHECKING:
     from causalbandits.papers.ndc_sem.synthetic import SyntheticExperiment
@@ -40,8 +43,15 @@ OR_CLOSE = 0.8
 #: Smallest edge weight of the synthetic graphs (decisions: ndc-sem 13):
 #: ``MSE(A_hat) < W_MIN^2 / N^2`` means ``A_hat`` is within one edge of ``A``.
 W_MIN = 0.4
+#: NDC-SEM's variants (not the paper's algorithm as run with Table I): not competitors in the
+#: paper's claims.
+VARIANTS = (PENDING, TUNED_XI)
+#: The NDC-SEM variants compared with SEM-UCB by replicate.
+PAIRED = ("NDC-SEM", *VARIANTS)
+#: Standard errors of a paired difference beyond which NDC-SEM wins or loses (the project's).
+PAIRED_SE = 2.0
 #: The policies whose optimality ratio is tabulated and drawn.
-OR_SHOWN = ("NDC-SEM", PENDING, "SEM-UCB", "Oracle")
+OR_SHOWN = ("NDC-SEM", *VARIANTS, "SEM-UCB", "Oracle")
 #: How eq. 10-11 treat an arm whose feedback is in flight (the reading of the lock-in table).
 MECHANISM = (
     "NDC-SEM's discounted count M[i] grows only when an arm's feedback arrives, D rounds "
@@ -51,8 +61,8 @@ MECHANISM = (
     "D + 1 rounds before the first observation pushes it out, costing about D times its gap. "
     "xi only sets how long an arm must go unobserved before its bonus reaches 0.1 (the "
     "re-exploration age). SEM-UCB's undiscounted counts and log t bonus grow slowly. "
-    "NDC-SEM's first N + D rounds cycle through the columns of H; SEM-UCB plays H once and "
-    "then arms without feedback (index +inf) at random (decisions: ndc-sem 7)."
+    "NDC-SEM and SEM-UCB play the columns of H for t <= N and then, until feedback arrives, "
+    "arms without feedback (index +inf) at random (decisions: ndc-sem 7)."
 )
 
 # -------------------------------------------------------------------- summaries
@@ -72,9 +82,13 @@ def final_means(df: pd.DataFrame) -> pd.Series:
     return _final_rows(df).groupby(["delay", "algorithm"])["cum_regret"].mean()
 
 
-def used_xi(df: pd.DataFrame, experiment: SyntheticExperiment) -> dict[int, float]:
-    """NDC-SEM's ``xi`` per delay as run (from the table), else the experiment's."""
-    rows = df[df["algorithm"].isin(XI_USERS)]
+def used_xi(
+    df: pd.DataFrame, experiment: SyntheticExperiment, algorithms: Sequence[str] = PAIRED[:2]
+) -> dict[int, float]:
+    """The ``xi`` per delay as run (from the table) of the first of ``algorithms`` present
+    (default: NDC-SEM, else its pending variant), else the experiment's."""
+    present = [a for a in algorithms if a in set(df["algorithm"])]
+    rows = df[df["algorithm"] == present[0]] if present else df.iloc[:0]
     found = rows.groupby("delay")["xi"].first()
     return {int(d): float(found.get(d, experiment.xi.get(d, np.nan))) for d in _delays(df)}
 
@@ -161,7 +175,7 @@ def claim_checks(
     """The paper's claims per delay that the algorithms present allow, then overall."""
     finals = final_means(df)
     present = set(df["algorithm"])
-    learners = [a for a in _algorithm_order(df) if a != "Oracle"]
+    learners = [a for a in _algorithm_order(df) if a not in ("Oracle", *VARIANTS)]
     claims: list[Claim] = []
     for delay in _delays(df):
         regret = {a: float(finals.loc[(delay, a)]) for a in learners}
@@ -257,6 +271,69 @@ def gap_claims(df: pd.DataFrame, experiment: SyntheticExperiment) -> list[Claim]
     return claims
 
 
+def outcome(differences: np.ndarray) -> str:
+    """``wins``, ``ties`` or ``loses`` of a paired regret difference (NDC-SEM minus SEM-UCB):
+    its mean below, within or above :data:`PAIRED_SE` standard errors of zero."""
+    mean, se = mean_se(differences)
+    if mean + PAIRED_SE * se < 0:
+        return "wins"
+    return "loses" if mean - PAIRED_SE * se > 0 else "ties"
+
+
+def paired_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (delay, NDC-SEM variant of :data:`PAIRED` present): its ``xi``, the final-regret
+    difference to SEM-UCB paired by replicate (mean, se), the replicates where it is lower
+    and :func:`outcome`."""
+    last = _final_rows(df).pivot_table(
+        index=["delay", "replicate"], columns="algorithm", values="cum_regret"
+    )
+    xi = _final_rows(df).groupby(["delay", "algorithm"])["xi"].first()
+    rows = []
+    for variant in (a for a in PAIRED if a in last and "SEM-UCB" in last):
+        for delay in _delays(df):
+            difference = (last.loc[delay, variant] - last.loc[delay, "SEM-UCB"]).to_numpy()
+            mean, se = mean_se(difference)
+            rows.append(
+                {"delay": delay, "algorithm": variant, "xi": float(xi.loc[(delay, variant)])}
+                | {"mean": mean, "se": se, "lower": int((difference < 0).sum())}
+                | {"replicates": difference.size, "outcome": outcome(difference)}
+            )
+    return pd.DataFrame(rows)
+
+
+def paired_lines(df: pd.DataFrame) -> list[str]:
+    """The table of :func:`paired_table` and one claim per row (does the variant win?)."""
+    table = paired_table(df)
+    if table.empty:
+        return []
+    rows = [
+        [r.delay, r.algorithm, f"{r.xi:g}", pm(r.mean, r.se), f"{r.lower}/{r.replicates}"]
+        + [f"**{r.outcome}**"]
+        for r in table.itertuples()
+    ]
+    claims = [
+        Claim(
+            f"D = {r.delay}: {r.algorithm}, xi = {r.xi:g}, has lower final regret than SEM-UCB "
+            f"(paired difference below -{PAIRED_SE:g} se)",
+            f"{pm(r.mean, r.se)}: {r.outcome}",
+            r.outcome == "wins",
+        )
+        for r in table.itertuples()
+    ]
+    header = ["D", "NDC-SEM", "xi", "minus SEM-UCB (paired, mean ± se)", "replicates lower"]
+    return [
+        "## NDC-SEM against SEM-UCB, paired by replicate",
+        "",
+        f"Final regret of each NDC-SEM variant minus SEM-UCB's on the same replicate (same "
+        f"instance and reward noise). Outcome: wins / ties / loses when the mean difference is "
+        f"below / within / above {PAIRED_SE:g} standard errors of zero (the project's threshold).",
+        "",
+        markdown_table([*header, "outcome"], rows),
+        "",
+        claims_table(claims),
+    ]
+
+
 # -------------------------------------------------------------------- plots
 
 
@@ -330,19 +407,35 @@ def build_report(df: pd.DataFrame, experiment: SyntheticExperiment) -> str:
         else "one fixed instance shared by all replicates"
     )
     redraw = experiment.n_arms // 2 if experiment.n_redraw is None else experiment.n_redraw
+    low, high = MEAN_RANGE
+    change_text = (
+        f"{redraw} of {experiment.n_arms} arms get new means U[{low:g}, {high:g}]"
+        if experiment.change == "redraw"
+        else f"the means of the incumbent optimal arms drop to U[{low:g}, "
+        f"{low + DROP_FRACTION * (high - low):g}], the other arms get new means "
+        f"U[{low:g}, {high:g}]"
+    )
     lines = [
         "# NDC-SEM paper, synthetic experiment (Sec. V-A, Figs. 2 and 6): ours beside the paper",
         "",
         f"N = {experiment.n_arms}, s = {experiment.super_arm_size}, T = {experiment.horizon}, "
         f"change points {', '.join(map(str, experiment.change_points))}; {experiment.n_edges}-edge "
         "upper-triangular DAG with weights U[0.4, 0.7], Bernoulli rewards whose optimal super "
-        f"arm changes at every change point ({redraw} of {experiment.n_arms} arms get new "
-        f"means; decisions: ndc-sem 14); {instance_text}; {df['replicate'].nunique()} replicates, "
+        f"arm changes at every change point ({change_text}; decisions: ndc-sem 14); "
+        f"{instance_text}; {df['replicate'].nunique()} replicates, "
         f"root seed {experiment.seed}. NDC-SEM: gamma = {experiment.gamma}, xi: "
         + ", ".join(f"D = {d}: {v:g}" for d, v in xi.items())
         + " (Table I: "
         + ", ".join(f"D = {d}: {v:g}" for d, v in PAPER_XI.items())
-        + f"); lasso lambda = {experiment.lam:g} for NDC-SEM and SEM-UCB (chosen on separate "
+        + ")"
+        + (
+            f"; {TUNED_XI}: xi "
+            + ", ".join(f"D = {d}: {v:g}" for d, v in used_xi(df, experiment, [TUNED_XI]).items())
+            + " (re-tuned on tuning instances of the same kind: the run's xi-tuning stage)"
+            if TUNED_XI in algorithms
+            else ""
+        )
+        + f"; lasso lambda = {experiment.lam:g} for NDC-SEM and SEM-UCB (chosen on separate "
         "tuning instances: lambda_tuning.md). The paper reports figures only, no numbers: the "
         "checks compare rankings and shapes.",
         "",
@@ -372,9 +465,12 @@ def build_report(df: pd.DataFrame, experiment: SyntheticExperiment) -> str:
             "",
             markdown_table(header, rows),
         ]
-    learners = [a for a in ("NDC-SEM", PENDING, "SEM-UCB") if a in algorithms]
+    learners = [a for a in (*PAIRED, "SEM-UCB") if a in algorithms]
     if learners:
         lines += ["", *diagnostic_lines(df, experiment, learners, xi)]
+    paired = paired_lines(df)
+    if paired:
+        lines += ["", *paired]
     lines += [
         "",
         "## The paper's claims",
@@ -421,7 +517,8 @@ def diagnostic_lines(
     lines = [
         "## Where the graph learners lose regret",
         "",
-        "Means over replicates. Initialisation: regret of rounds 1..N+D. Lock-ins: maximal "
+        "Means over replicates. Initialisation: regret of rounds 1..N+D (until the feedback of "
+        "H has arrived). Lock-ins: maximal "
         "runs of at least D/2 consecutive rounds playing one base arm outside x*_t; their "
         "count, mean length and the regret of the rounds inside them.",
         "",

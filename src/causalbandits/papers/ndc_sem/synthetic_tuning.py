@@ -10,9 +10,10 @@ Table I's ``xi`` were tuned by the authors on their own instance, whose ``beta``
 not given in numbers. :class:`XiTuning` repeats that tuning on our tuning instances (lowest
 mean final regret per delay, :func:`choose_xi`) and :class:`TunedXi` evaluates with the
 tuned values on the reported seeds: a sensitivity beside the Table I run, not a
-replacement. The presets in :data:`EXPERIMENTS` also run the instance sensitivities and the
-``count_pending`` variant of NDC-SEM (not in the paper), each through ``causalbandits
-reproduce NAME``.
+replacement. The presets in :data:`EXPERIMENTS` also run the instance sensitivities (one
+instance for all replicates, all arms redrawn, the incumbent optimal arms' means dropping at
+each change point with Table I's and re-tuned ``xi``) and the ``count_pending`` variant of
+NDC-SEM (not in the paper), each through ``causalbandits reproduce NAME``.
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ from causalbandits.experiments.report import (
     standard_error,
 )
 from causalbandits.papers.ndc_sem.paper import (
+    ALGORITHMS,
     EVALUATION_SEED,
     PAPER_XI,
     PENDING,
+    TUNED_XI,
     TUNING_SEED,
 )
 from causalbandits.papers.ndc_sem.synthetic import SyntheticExperiment, synthetic
@@ -175,9 +178,9 @@ def choose_xi(tuning: pd.DataFrame) -> dict[int, float]:
     return {int(d): float(group.idxmin()[1]) for d, group in means.groupby(level="delay")}
 
 
-def xi_report(tuning: pd.DataFrame, algorithm: str) -> str:
+def xi_report(tuning: pd.DataFrame, algorithm: str, change: str = "redraw") -> str:
     """Markdown: ``algorithm``'s mean final regret (± se) per (xi, delay) on the tuning
-    instances, Table I's and the chosen values."""
+    instances (means changing as ``change`` says), Table I's and the chosen values."""
     variant = (
         ""
         if algorithm == "NDC-SEM"
@@ -195,7 +198,8 @@ def xi_report(tuning: pd.DataFrame, algorithm: str) -> str:
             f"# NDC-SEM synthetic experiment: the exploration constant xi (eq. 11) of {algorithm}",
             "",
             f"{algorithm}{variant}, gamma and lambda of the main run, on {replicates} tuning "
-            f"instances per delay (root seed {TUNING_SEED}; the reported runs use "
+            f"instances per delay (mean schedule: change = {change}; root seed {TUNING_SEED}; "
+            f"the reported runs use "
             f"{EVALUATION_SEED}), final regret at T (mean ± standard error). Table I: "
             + ", ".join(f"D = {d}: {v:g}" for d, v in PAPER_XI.items())
             + ". Lowest mean regret: "
@@ -220,19 +224,23 @@ class XiTuning(SyntheticExperiment):
         return []
 
     def report(self, df: pd.DataFrame) -> str:
-        return xi_report(xi_runs(df), self.algorithms[0])
+        return xi_report(xi_runs(df), self.algorithms[0], self.change)
 
 
 @dataclass(frozen=True)
 class TunedXi(SyntheticExperiment):
     """The synthetic experiment with ``xi`` chosen by ``tuning`` (run first, into
-    ``out_dir/xi-tuning``); the report shows the ``xi`` used."""
+    ``out_dir/xi-tuning``): the chosen values are those of :data:`~causalbandits.papers.
+    ndc_sem.paper.TUNED_XI` when it is among the algorithms (beside Table I's NDC-SEM), else
+    they replace ``xi``; the report shows the ``xi`` used."""
 
     tuning: XiTuning = field(kw_only=True)
 
     def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
         tuned = choose_xi(xi_runs(self.tuning.run(Path(out_dir) / "xi-tuning", **options)))
-        return super(TunedXi, dataclasses.replace(self, xi=tuned)).run(out_dir, **options)
+        target = "tuned_xi" if TUNED_XI in self.algorithms else "xi"
+        setup = dataclasses.replace(self, **{target: tuned})
+        return super(TunedXi, setup).run(out_dir, **options)
 
 
 # -------------------------------------------------------------------- presets
@@ -257,11 +265,15 @@ def lambda_tuning(quick: bool = False) -> LambdaTuning:
     return LambdaTuning(**_tuning_base(quick, "lambda", lam_grid=grid))
 
 
-def xi_tuning(quick: bool = False, algorithm: str = "NDC-SEM") -> XiTuning:
-    """``algorithm`` for every xi of the grid (the same at every delay), tuning instances."""
+def xi_tuning(quick: bool = False, algorithm: str = "NDC-SEM", change: str = "redraw") -> XiTuning:
+    """``algorithm`` for every xi of the grid (the same at every delay), tuning instances
+    whose means change as ``change`` says."""
     label = "xi" if algorithm == "NDC-SEM" else "xi-pending"
+    if change != "redraw":
+        label = f"{change}-{label}"
     grid = QUICK_XI_GRID if quick else XI_GRID
-    return XiTuning(**_tuning_base(quick, label, algorithms=(algorithm,), xi_grid=grid))
+    options = {"algorithms": (algorithm,), "xi_grid": grid, "change": change}
+    return XiTuning(**_tuning_base(quick, label, **options))
 
 
 def _variant(quick: bool, label: str, what: str, **changes: Any) -> dict[str, Any]:
@@ -301,6 +313,18 @@ def all_arms_redrawn(quick: bool = False) -> SyntheticExperiment:
     return SyntheticExperiment(**{**options, "n_redraw": options["n_arms"]})
 
 
+def incumbent_drop(quick: bool = False) -> TunedXi:
+    """The incumbent optimal arms' means drop at each change point (``change=
+    "incumbent-drop"``): the paper's algorithms with Table I's xi, and NDC-SEM with xi
+    re-tuned on incumbent-drop tuning instances (:data:`~causalbandits.papers.ndc_sem.paper.
+    TUNED_XI`)."""
+    what = "the incumbent optimal arms' means drop at each change point; Table I's and tuned xi"
+    algorithms = (ALGORITHMS[0], TUNED_XI, *ALGORITHMS[1:])
+    options = _variant(quick, "incumbent-drop", what, algorithms=algorithms)
+    options["change"] = "incumbent-drop"
+    return TunedXi(**options, tuning=xi_tuning(quick, change="incumbent-drop"))
+
+
 EXPERIMENTS: dict[str, Callable[[bool], Any]] = {
     "ndc-sem-synthetic-lambda-tuning": lambda_tuning,
     "ndc-sem-synthetic-xi-tuning": xi_tuning,
@@ -309,4 +333,8 @@ EXPERIMENTS: dict[str, Callable[[bool], Any]] = {
     "ndc-sem-synthetic-pending-counts": pending_counts,
     "ndc-sem-synthetic-fixed-instance": fixed_instance,
     "ndc-sem-synthetic-all-arms-redrawn": all_arms_redrawn,
+    "ndc-sem-synthetic-incumbent-drop": incumbent_drop,
+    "ndc-sem-synthetic-incumbent-drop-xi-tuning": lambda quick: xi_tuning(
+        quick, change="incumbent-drop"
+    ),
 }
