@@ -51,7 +51,8 @@ def node_gp(
     """
     if inputs.ndim != 2 or targets.ndim != 1 or inputs.shape[0] != targets.shape[0]:
         raise ValueError(
-            f"need inputs (n, d) and targets (n,), got {tuple(inputs.shape)}, {tuple(targets.shape)}"
+            "need inputs (n, d) and targets (n,), got "
+            f"{tuple(inputs.shape)} and {tuple(targets.shape)}"
         )
     if not (torch.isfinite(inputs).all() and torch.isfinite(targets).all()):
         raise ValueError("GP training data must be finite")
