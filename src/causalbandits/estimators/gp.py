@@ -7,11 +7,14 @@ MCBO-era priors of the spec's table (lengthscale ``Gamma(3, 6)``, outputscale
 either a learned homoscedastic noise with a floor (EXCBO's encoder and decoder) or a known,
 fixed noise variance (MCBO's nodes, GP-UCB's and EICF's near-noiseless ``1e-6``).
 Hyper-parameters are fitted by maximising the marginal likelihood (``fit_gpytorch_mll``).
+:func:`training_prior` exposes the fitted prior of the standardised training targets,
+``N(m, K + ρ²I)`` (EXCBO's leave-one-out residuals, :mod:`~causalbandits.estimators.exogenous`).
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import torch
 from botorch.exceptions.warnings import OptimizationWarning
@@ -80,3 +83,50 @@ def fit_marginal_likelihood(model: SingleTaskGP) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OptimizationWarning)
         fit_gpytorch_mll(mll)
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingPrior:
+    """The prior of a GP's training targets in its standardised output space (§3.2):
+    ``targets ~ N(mean, kernel + diag(noise))``, i.e. ``y ~ N(m, K + ρ²I)`` with ``K̂ = K + ρ²I``.
+
+    ``offset`` and ``scale`` are the ``Standardize`` transform's mean and std: a target in
+    the model's units is ``offset + scale * y``.
+    """
+
+    targets: torch.Tensor
+    mean: torch.Tensor
+    kernel: torch.Tensor
+    noise: torch.Tensor
+    offset: float
+    scale: float
+
+    @property
+    def covariance(self) -> torch.Tensor:
+        """``K̂ = K + diag(noise)``, the covariance of the standardised training targets."""
+        return self.kernel + torch.diag(self.noise)
+
+
+def training_prior(model: SingleTaskGP) -> TrainingPrior:
+    """The fitted hyper-parameters of ``model`` evaluated at its training inputs: prior mean,
+    kernel matrix and noise variances in the standardised space, and the standardisation."""
+    inputs = model.train_inputs[0]
+    with torch.no_grad():
+        prior = model.forward(inputs)
+        marginal = model.likelihood(prior, [inputs])
+        kernel = prior.covariance_matrix
+        noise = marginal.covariance_matrix.diagonal() - kernel.diagonal()
+        transform = getattr(model, "outcome_transform", None)
+        offset, scale = (
+            (0.0, 1.0)
+            if transform is None
+            else (float(transform.means.squeeze()), float(transform.stdvs.squeeze()))
+        )
+        return TrainingPrior(
+            targets=model.train_targets.detach().clone(),
+            mean=prior.mean.detach().clone(),
+            kernel=kernel.detach().clone(),
+            noise=noise.detach().clone(),
+            offset=offset,
+            scale=scale,
+        )
