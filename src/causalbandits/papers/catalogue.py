@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from causalbandits.experiments.protocol import Experiment
-from causalbandits.papers import csl_ucb, ndc_sem, robust_lcb
+from causalbandits.papers import csl_ucb, excbo, ndc_sem, robust_lcb
 
 Preset = Callable[[bool], Experiment]
 
@@ -18,6 +18,7 @@ EXPERIMENTS: dict[str, Preset] = {
     **robust_lcb.EXPERIMENTS,
     **csl_ucb.EXPERIMENTS,
     **ndc_sem.EXPERIMENTS,
+    **excbo.EXPERIMENTS,
 }
 
 
