@@ -3,12 +3,12 @@ models; hallucination, posterior draws and additive noise enter as documented.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 import torch
 
+from causalbandits.estimators.gp import node_gp
 from causalbandits.estimators.gp_network import (
+    CachedPosterior,
     GPNetwork,
     MinMaxScaler,
     NetworkAcquisition,
@@ -17,21 +17,15 @@ from causalbandits.estimators.gp_network import (
 )
 
 
-@dataclass
-class Posterior:
-    mean: torch.Tensor
-    variance: torch.Tensor
-
-
 class KnownFunction:
-    """A stand-in for a fitted GP: mean ``f(w)``, a constant variance (``posterior`` API)."""
+    """A stand-in for a node's posterior marginals: mean ``f(w)``, a constant variance."""
 
     def __init__(self, f, variance: float = 0.0) -> None:
-        self.f, self.var = f, variance
+        self.f, self.std = f, variance**0.5
 
-    def posterior(self, X: torch.Tensor) -> Posterior:
-        mean = self.f(X[..., 0, :]).unsqueeze(-1).unsqueeze(-1)
-        return Posterior(mean, torch.full_like(mean, self.var))
+    def __call__(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mean = self.f(w)
+        return mean, torch.full_like(mean, self.std)
 
 
 # Node 0: x0 = 2 a0 + a1 (root, two actions); node 1: x1 = sin(z) + a2 with z = minmax(x0);
@@ -127,3 +121,31 @@ def test_acquisition_maps_the_decision_to_actions_and_eta() -> None:
     torch.testing.assert_close(values, expected)
     with pytest.raises(IndexError):
         acquisition(a.unsqueeze(1))  # no eta part
+
+
+@pytest.mark.parametrize("noise_variance", [None, 0.01])
+def test_cached_posterior_equals_botorch_posterior(noise_variance) -> None:
+    generator = torch.Generator().manual_seed(0)
+    x = torch.rand(25, 2, generator=generator, dtype=torch.float64)
+    y = torch.sin(5 * x[:, 0]) + x[:, 1] + 0.1 * torch.randn(25, generator=generator, dtype=x.dtype)
+    model = node_gp(x, 3.0 + 10.0 * y, noise_variance=noise_variance)
+    points = torch.rand(4, 6, 2, generator=generator, dtype=torch.float64)
+    posterior = model.posterior(points.reshape(-1, 1, 2))
+    mean, std = CachedPosterior.from_model(model)(points)
+    assert mean.shape == std.shape == (4, 6)
+    torch.testing.assert_close(mean.reshape(-1), posterior.mean.reshape(-1), rtol=1e-8, atol=1e-8)
+    expected = posterior.variance.reshape(-1).sqrt()
+    torch.testing.assert_close(std.reshape(-1), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_cached_posterior_is_differentiable_in_the_inputs() -> None:
+    x = torch.linspace(0, 1, 12, dtype=torch.float64).unsqueeze(-1)
+    model = node_gp(x, torch.sin(6 * x[:, 0]), noise_variance=1e-4)
+    point = torch.tensor([[0.3]], dtype=torch.float64, requires_grad=True)
+    mean, _ = CachedPosterior.from_model(model)(point)
+    (gradient,) = torch.autograd.grad(mean.sum(), point)
+    step = 1e-6
+    with torch.no_grad():
+        predict = CachedPosterior.from_model(model)
+        numeric = (predict(point + step)[0] - predict(point - step)[0]) / (2 * step)
+    torch.testing.assert_close(gradient.reshape(-1), numeric.reshape(-1), rtol=1e-5, atol=1e-7)

@@ -17,7 +17,12 @@ from botorch.sampling import SobolQMCNormalSampler
 
 from causalbandits.envs.causal_bo import CausalBOProblem
 from causalbandits.estimators.gp import node_gp
-from causalbandits.estimators.gp_network import GPNetwork, NetworkAcquisition, training_inputs
+from causalbandits.estimators.gp_network import (
+    CachedPosterior,
+    GPNetwork,
+    NetworkAcquisition,
+    training_inputs,
+)
 from causalbandits.policies.causal_bo import SequentialOptimizer
 
 #: The near-noiseless observation variance of the GP-UCB and EICF models ([MCBO code]:
@@ -105,7 +110,9 @@ class MCBO(SequentialOptimizer):
         models = tuple(
             node_gp(inputs[i], values[:, i], noise_variance=variance) for i in range(self.n_nodes)
         )
-        network = GPNetwork(self.specs, models, tuple(scalers), self.order)
+        network = GPNetwork(
+            self.specs, tuple(map(CachedPosterior.from_model, models)), tuple(scalers), self.order
+        )
         generator = torch.Generator().manual_seed(seed)
         noise = float(self.problem.noise_std) * torch.randn(
             self.samples, self.n_nodes, generator=generator, dtype=actions.dtype

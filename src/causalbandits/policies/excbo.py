@@ -22,7 +22,12 @@ import torch
 from causalbandits.envs.causal_bo import CausalBOProblem
 from causalbandits.estimators.exogenous import fit_exogenous_density, standardised_residuals
 from causalbandits.estimators.gp import node_gp
-from causalbandits.estimators.gp_network import GPNetwork, NetworkAcquisition, training_inputs
+from causalbandits.estimators.gp_network import (
+    CachedPosterior,
+    GPNetwork,
+    NetworkAcquisition,
+    training_inputs,
+)
 from causalbandits.policies.bo_baselines import MC_SAMPLES
 from causalbandits.policies.causal_bo import SequentialOptimizer
 
@@ -87,9 +92,8 @@ class EXCBO(SequentialOptimizer):
             exogenous.append(density.sample(uniforms[:, i], normals[:, i]))
             decoder_inputs = torch.cat([inputs[i], recovered.unsqueeze(-1)], dim=-1)
             decoders.append(node_gp(decoder_inputs, values[:, i]))
-        network = GPNetwork(
-            self.specs, tuple(decoders), tuple(scalers), self.order, with_exogenous=True
-        )
+        marginals = tuple(map(CachedPosterior.from_model, decoders))
+        network = GPNetwork(self.specs, marginals, tuple(scalers), self.order, with_exogenous=True)
         return network, torch.stack(exogenous, dim=-1)
 
     def propose(self, seed: int) -> np.ndarray:
