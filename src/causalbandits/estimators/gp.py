@@ -26,6 +26,7 @@ from gpytorch.kernels import MaternKernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import GammaPrior
+from gpytorch.utils.warnings import NumericalWarning
 
 #: Lower bound on a learned noise variance (standardised units; spec §7.4 "ill-conditioning").
 NOISE_FLOOR = 1e-6
@@ -70,7 +71,9 @@ def node_gp(
         if not noise_variance > 0:
             raise ValueError(f"noise_variance must be positive, got {noise_variance}")
         options["train_Yvar"] = torch.full_like(y, float(noise_variance))
-    model = SingleTaskGP(x, y, outcome_transform=Standardize(m=1), **options)
+    with warnings.catch_warnings():  # a fixed 1e-6 is rounded to GPyTorch's floor 1e-6
+        warnings.simplefilter("ignore", NumericalWarning)
+        model = SingleTaskGP(x, y, outcome_transform=Standardize(m=1), **options)
     if fit:
         fit_marginal_likelihood(model)
     model.eval()

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from causalbandits.experiments.protocol import Experiment
 from causalbandits.papers import csl_ucb, excbo, ndc_sem, robust_lcb
+from causalbandits.papers.excbo import MissingExtraError
 
 Preset = Callable[[bool], Experiment]
 
@@ -41,7 +42,10 @@ def describe(name: str) -> str:
     """The first line of the experiment's description, else of its preset's docstring; a
     note when it reads a data file (``--data``)."""
     preset = EXPERIMENTS[name]
-    experiment = preset(False)
+    try:
+        experiment = preset(False)
+    except MissingExtraError as error:
+        return f"{name}: {error}"
     text = experiment.description or preset.__doc__ or ""
     lines = text.strip().splitlines()
     line = lines[0] if lines else ""

@@ -22,7 +22,11 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 from botorch.acquisition import AcquisitionFunction
-from botorch.exceptions.warnings import BadInitialCandidatesWarning, OptimizationWarning
+from botorch.exceptions.warnings import (
+    BadInitialCandidatesWarning,
+    NumericsWarning,
+    OptimizationWarning,
+)
 from botorch.optim import optimize_acqf
 
 from causalbandits.envs.causal_bo import CausalBOProblem
@@ -93,6 +97,7 @@ class SequentialOptimizer(ABC):
                 torch.manual_seed(seed)
                 warnings.simplefilter("ignore", OptimizationWarning)
                 warnings.simplefilter("ignore", BadInitialCandidatesWarning)
+                warnings.simplefilter("ignore", NumericsWarning)  # EICF keeps qEI (spec §7.2)
                 action = self.propose(seed)
         finally:
             torch.set_num_threads(threads)
