@@ -23,7 +23,7 @@ from causalbandits.estimators.gp_network import (
     NetworkAcquisition,
     training_inputs,
 )
-from causalbandits.policies.causal_bo import SequentialOptimizer
+from causalbandits.policies.causal_bo import AcquisitionOptimiser, SequentialOptimizer
 
 #: The near-noiseless observation variance of the GP-UCB and EICF models ([MCBO code]:
 #: ``FixedNoiseGP(Yvar=1e-6)``, even in noisy environments).
@@ -41,12 +41,12 @@ class GPUCB(SequentialOptimizer):
         problem: CausalBOProblem,
         beta: float = 5.0,
         n_init: int | None = None,
-        max_iterations: int = 200,
+        optimiser: AcquisitionOptimiser | None = None,
     ) -> None:
         if not beta >= 0:
             raise ValueError(f"beta must be >= 0, got {beta}")
         self.beta = float(beta)
-        super().__init__(problem, n_init, max_iterations)
+        super().__init__(problem, n_init, optimiser)
 
     def propose(self, seed: int) -> np.ndarray:
         actions, _ = self.tensors()
@@ -94,14 +94,14 @@ class MCBO(SequentialOptimizer):
         beta: float = 5.0,
         n_init: int | None = None,
         samples: int = MC_SAMPLES,
-        max_iterations: int = 200,
+        optimiser: AcquisitionOptimiser | None = None,
     ) -> None:
         if not beta >= 0:
             raise ValueError(f"beta must be >= 0, got {beta}")
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
         self.beta, self.samples = float(beta), int(samples)
-        super().__init__(problem, n_init, max_iterations)
+        super().__init__(problem, n_init, optimiser)
 
     def propose(self, seed: int) -> np.ndarray:
         actions, values = self.tensors()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -34,10 +35,20 @@ from causalbandits.estimators.gp import DTYPE
 from causalbandits.estimators.gp_network import NodeSpec
 from causalbandits.random import as_seed_sequences
 
-#: Multi-start settings of the acquisition optimiser per decision dimension D (MCBO's
-#: defaults, spec §3.5 step 7): ``10 D`` L-BFGS-B restarts from the best of ``100 D`` points.
-RESTARTS_PER_DIMENSION = 10
-RAW_SAMPLES_PER_DIMENSION = 100
+
+@dataclass(frozen=True)
+class AcquisitionOptimiser:
+    """Multi-start L-BFGS-B settings per decision dimension ``D`` (MCBO's defaults, spec §3.5
+    step 7): ``restarts * D`` restarts from the best of ``raw_samples * D`` random points,
+    at most ``max_iterations`` iterations."""
+
+    restarts: int = 10
+    raw_samples: int = 100
+    max_iterations: int = 200
+
+    def __post_init__(self) -> None:
+        if min(self.restarts, self.raw_samples, self.max_iterations) < 1:
+            raise ValueError(f"acquisition optimiser settings must be >= 1, got {self}")
 
 
 def default_initial_design(problem: CausalBOProblem) -> int:
@@ -52,19 +63,20 @@ class SequentialOptimizer(ABC):
     ----------
     problem: what the learner is told (:class:`~causalbandits.envs.causal_bo.CausalBOProblem`).
     n_init: size of the initial uniform design (default ``2(|A| + 1)``).
-    max_iterations: L-BFGS-B iterations per restart of the acquisition optimiser.
+    optimiser: the acquisition optimiser's settings (:class:`AcquisitionOptimiser`).
     """
 
     def __init__(
-        self, problem: CausalBOProblem, n_init: int | None = None, max_iterations: int = 200
+        self,
+        problem: CausalBOProblem,
+        n_init: int | None = None,
+        optimiser: AcquisitionOptimiser | None = None,
     ) -> None:
         self.problem = problem
         self.n_init = default_initial_design(problem) if n_init is None else int(n_init)
         if self.n_init < 1:
             raise ValueError(f"n_init must be >= 1, got {n_init}")
-        if max_iterations < 1:
-            raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
-        self.max_iterations = int(max_iterations)
+        self.optimiser = AcquisitionOptimiser() if optimiser is None else optimiser
         self.n_nodes = len(problem.parents)
         self.specs = tuple(
             NodeSpec(tuple(problem.active_inputs[i]), tuple(problem.parents[i]))
@@ -157,8 +169,8 @@ class SequentialOptimizer(ABC):
             acquisition,
             bounds=bounds,
             q=1,
-            num_restarts=RESTARTS_PER_DIMENSION * dimension,
-            raw_samples=RAW_SAMPLES_PER_DIMENSION * dimension,
-            options={"seed": seed, "maxiter": self.max_iterations},
+            num_restarts=self.optimiser.restarts * dimension,
+            raw_samples=self.optimiser.raw_samples * dimension,
+            options={"seed": seed, "maxiter": self.optimiser.max_iterations},
         )
         return candidate.detach()[0]

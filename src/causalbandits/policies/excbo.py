@@ -20,7 +20,11 @@ import numpy as np
 import torch
 
 from causalbandits.envs.causal_bo import CausalBOProblem
-from causalbandits.estimators.exogenous import fit_exogenous_density, standardised_residuals
+from causalbandits.estimators.exogenous import (
+    check_encoder_std,
+    fit_exogenous_density,
+    standardised_residuals,
+)
 from causalbandits.estimators.gp import node_gp
 from causalbandits.estimators.gp_network import (
     CachedPosterior,
@@ -29,7 +33,7 @@ from causalbandits.estimators.gp_network import (
     training_inputs,
 )
 from causalbandits.policies.bo_baselines import MC_SAMPLES
-from causalbandits.policies.causal_bo import SequentialOptimizer
+from causalbandits.policies.causal_bo import AcquisitionOptimiser, SequentialOptimizer
 
 VARIANTS = ("hallucinated", "mean", "sample")
 
@@ -39,7 +43,7 @@ class EXCBO(SequentialOptimizer):
 
     Parameters
     ----------
-    problem, n_init, max_iterations: as :class:`~.causal_bo.SequentialOptimizer`.
+    problem, n_init, optimiser: as :class:`~.causal_bo.SequentialOptimizer`.
     beta: the exploration weight ``beta`` of eq. 10 (applied to ``sigma`` directly).
     variant: ``"hallucinated"`` (option B, default), ``"mean"`` (A) or ``"sample"`` (C).
     encoder_std: ``"loo"`` (default), ``"predictive"`` or ``"heteroscedastic"`` (spec §3.5).
@@ -56,7 +60,7 @@ class EXCBO(SequentialOptimizer):
         components: int | str = "bic",
         samples: int = MC_SAMPLES,
         n_init: int | None = None,
-        max_iterations: int = 200,
+        optimiser: AcquisitionOptimiser | None = None,
     ) -> None:
         if not beta >= 0:
             raise ValueError(f"beta must be >= 0, got {beta}")
@@ -64,9 +68,12 @@ class EXCBO(SequentialOptimizer):
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
+        check_encoder_std(encoder_std)
+        if components != "bic" and not (isinstance(components, int) and components >= 1):
+            raise ValueError(f"components must be 'bic' or an int >= 1, got {components!r}")
         self.beta, self.variant, self.encoder_std = float(beta), variant, encoder_std
         self.components, self.samples = components, int(samples)
-        super().__init__(problem, n_init, max_iterations)
+        super().__init__(problem, n_init, optimiser)
         if variant != "hallucinated" and self.target_node() is None:
             raise ValueError(f"variant {variant!r} needs an objective on one target node")
 
