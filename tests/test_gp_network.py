@@ -149,3 +149,23 @@ def test_cached_posterior_is_differentiable_in_the_inputs() -> None:
         predict = CachedPosterior.from_model(model)
         numeric = (predict(point + step)[0] - predict(point - step)[0]) / (2 * step)
     torch.testing.assert_close(gradient.reshape(-1), numeric.reshape(-1), rtol=1e-5, atol=1e-7)
+
+
+def test_one_node_network_at_eta_one_is_botorchs_upper_confidence_bound() -> None:
+    """GP-UCB's acquisition: mu + sqrt(beta) sigma, as BoTorch's UpperConfidenceBound."""
+    from botorch.acquisition import UpperConfidenceBound
+
+    generator = torch.Generator().manual_seed(1)
+    x = torch.rand(15, 2, generator=generator, dtype=torch.float64)
+    model = node_gp(x, torch.cos(4 * x.sum(-1)), noise_variance=1e-6)
+    network = GPNetwork(
+        (NodeSpec((0, 1), ()),), (CachedPosterior.from_model(model),), (None,), (0,)
+    )
+    ones = torch.ones(1, 1, dtype=torch.float64)
+    ours = NetworkAcquisition(
+        network, lambda v: v[..., 0], 2, 5.0**0.5, hallucinate=False, fixed_eta=ones
+    )
+    points = torch.rand(6, 1, 2, generator=generator, dtype=torch.float64)
+    with torch.no_grad():
+        expected = UpperConfidenceBound(model, beta=5.0)(points)
+        torch.testing.assert_close(ours(points), expected, rtol=1e-6, atol=1e-8)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from botorch.acquisition import UpperConfidenceBound, qExpectedImprovement, qSimpleRegret
+from botorch.acquisition import qExpectedImprovement, qSimpleRegret
 from botorch.acquisition.objective import GenericMCObjective
 from botorch.models import ModelListGP
 from botorch.sampling import SobolQMCNormalSampler
@@ -21,6 +21,7 @@ from causalbandits.estimators.gp_network import (
     CachedPosterior,
     GPNetwork,
     NetworkAcquisition,
+    NodeSpec,
     training_inputs,
 )
 from causalbandits.policies.causal_bo import AcquisitionOptimiser, SequentialOptimizer
@@ -52,7 +53,18 @@ class GPUCB(SequentialOptimizer):
         actions, _ = self.tensors()
         targets = torch.as_tensor(self.observed_objective, dtype=actions.dtype)
         model = node_gp(actions, targets, noise_variance=BASELINE_NOISE)
-        acquisition = UpperConfidenceBound(model, beta=self.beta)
+        # BoTorch's UpperConfidenceBound, mu + sqrt(beta) sigma, on the cached posterior: the
+        # objective is a one-node network fed by every action, hallucinated at eta = +1.
+        everything = NodeSpec(tuple(range(self.problem.n_actions)), ())
+        network = GPNetwork((everything,), (CachedPosterior.from_model(model),), (None,), (0,))
+        acquisition = NetworkAcquisition(
+            network,
+            lambda x: x[..., 0],
+            self.problem.n_actions,
+            self.beta**0.5,
+            hallucinate=False,
+            fixed_eta=torch.ones(1, 1, dtype=actions.dtype),
+        )
         return self.maximise(acquisition, self.problem.n_actions, seed).numpy()
 
 
