@@ -88,11 +88,12 @@ class SequentialOptimizer(ABC):
     # ------------------------------------------------------------------ ask / tell
 
     def reset(
-        self, seeds: int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None = None
+        self, seed: int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None = None
     ) -> None:
-        """Forget all data; ``seeds``: a root seed or one ``SeedSequence`` (one replicate)."""
-        (seed,) = as_seed_sequences(seeds, 1)
-        self.rng = np.random.default_rng(seed)
+        """Forget all data; ``seed``: a root seed or a ``SeedSequence`` (or a list of one:
+        the round loop's one replicate)."""
+        (sequence,) = as_seed_sequences(seed, 1)
+        self.rng = np.random.default_rng(sequence)
         self.design = self.rng.random((self.n_init, self.problem.n_actions))
         self.actions = np.empty((0, self.problem.n_actions))
         self.values = np.empty((0, self.n_nodes))
