@@ -175,3 +175,18 @@ def test_comparison_grid_gives_the_same_numbers_with_one_or_two_workers(tmp_path
     design = one[one["round"] <= 0].pivot_table(index=["replicate", "t"], columns="algorithm")
     assert np.array_equal(design[("a0", "UCB")], design[("a0", "MCBO")])
     assert "EXCBO" not in one["algorithm"].unique()
+
+
+def test_comparison_refuses_bad_configurations() -> None:
+    with pytest.raises(ValueError, match="problem"):
+        BOComparison(problem="branin")
+    with pytest.raises(ValueError, match="methods"):
+        BOComparison(methods=("EXCBO", "TuRBO"))
+    with pytest.raises(ValueError, match="sigmas"):
+        BOComparison(sigmas=(-0.1,))
+    with pytest.raises(ValueError, match="beta axis"):
+        BOComparison(methods=("EICF",), betas=(1.0,))
+    with pytest.raises(ValueError, match="n_init"):
+        BOComparison(n_init=0)
+    grid = BOComparison(methods=("EXCBO",), betas=(0.5, 2.0), sigmas=(0.05, 0.2))
+    assert [grid.seed_setting(s) for s in range(len(grid.points()))] == [0, 0, 1, 1]

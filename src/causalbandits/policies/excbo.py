@@ -54,7 +54,7 @@ class EXCBO(SequentialOptimizer):
     def __init__(
         self,
         problem: CausalBOProblem,
-        beta: float = 2.0,
+        beta: float = 0.5,
         variant: str = "hallucinated",
         encoder_std: str = "loo",
         components: int | str = "bic",

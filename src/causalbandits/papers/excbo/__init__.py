@@ -44,6 +44,7 @@ EXPERIMENTS = {
     "excbo-dropwave": needs_gp("comparison", "dropwave_comparison"),
     "excbo-alpine2": needs_gp("comparison", "alpine2_comparison"),
     "excbo-rosenbrock": needs_gp("comparison", "rosenbrock_comparison"),
+    "excbo-dropwave-beta": needs_gp("comparison", "beta_sensitivity"),
     "excbo-dropwave-noise": needs_gp("comparison", "noise_study", "dropwave"),
     "excbo-rosenbrock-noise": needs_gp("comparison", "noise_study", "rosenbrock"),
 }
