@@ -1,4 +1,4 @@
-"""Per-round cost of the causal-BO policies on Dropwave (EXCBO paper, spec §3.6, §7.5).
+"""Per-round cost of the causal-BO policies on Dropwave (CPU time: EXCBO paper, App. C.1).
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""The EXCBO paper's synthetic problems (spec §5.1-5.3) and the causal-BO environment:
+"""The EXCBO paper's synthetic problems (Sec. 7.2, App. C.1-C.3) and the causal-BO environment:
 exact expected rewards against hand-written functions, quadrature and Monte Carlo, optima
 against brute force, seeding and validation."""
 
@@ -25,20 +25,20 @@ from causalbandits.scm import GaussianNoise, MixtureNoise
 
 
 def alpine2_by_hand(a: np.ndarray) -> np.ndarray:
-    """MCBO's Alpine2 without noise (spec §5.2)."""
+    """MCBO's Alpine2 without noise (decisions: excbo 3)."""
     x = 10 * a
     h = np.sqrt(x) * np.sin(x)
     return -h[..., 0] * h[..., 1:].prod(axis=-1)
 
 
 def rosenbrock_by_hand(a: np.ndarray) -> np.ndarray:
-    """MCBO's Rosenbrock without noise (spec §5.3)."""
+    """MCBO's Rosenbrock without noise (decisions: excbo 3)."""
     x = 4 * (a - 0.5)
     return -(100 * (x[..., 1:] - x[..., :-1] ** 2) ** 2 + (1 - x[..., :-1]) ** 2).sum(axis=-1)
 
 
 def dropwave_by_hand(a: np.ndarray) -> np.ndarray:
-    """``phi(r(a))`` of spec §5.1."""
+    """``phi(r(a))``: Dropwave's ``Y`` at the noiseless ``X`` (App. C.3)."""
     r = np.sqrt(((10.24 * a - 5.12) ** 2).sum(axis=-1))
     return (1 + np.cos(12 * r)) / (2 + 0.5 * r**2)
 

@@ -114,7 +114,8 @@ def test_excbo_acquisition_is_deterministic_under_fixed_base_samples() -> None:
 
 
 def test_hallucinated_optimum_is_at_least_the_best_non_hallucinated_value() -> None:
-    """Spec §6.3 item 7: alpha(a_t, eta_t) >= max_a alpha(a, eta = 0), and eta_d = +1."""
+    """Optimism of option B (decisions: excbo 7): alpha(a_t, eta_t) >= max_a alpha(a, eta = 0),
+    eta = 0 being feasible, and eta_d = +1."""
     policy = trained_excbo()
     network, exogenous = policy.surrogate(seed=9)
     acquisition = NetworkAcquisition(

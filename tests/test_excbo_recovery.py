@@ -1,4 +1,4 @@
-"""The EXCBO exogenous-recovery study (spec §8.1) through the public protocol, its derived
+"""The EXCBO exogenous-recovery study (decisions: excbo 19) through the public protocol, its derived
 numbers and its claim logic."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""EXCBO's exogenous recovery (spec §3.1, §3.5 steps 3-4, §6.3): the encoder's residuals
-against explicit refits, the recovery thresholds of spec §8.1 on one seeded data set per
-mechanism, the mixture density and its reparameterised sampler, the HSIC test."""
+"""EXCBO's exogenous recovery (paper Sec. 4; decisions: excbo 4, 5): the encoder's residuals
+against explicit refits, the recovery thresholds (decisions: excbo 19) on one seeded data
+set per mechanism, the mixture density and its reparameterised sampler, the HSIC test."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from causalbandits.estimators.exogenous import (  # noqa: E402
 from causalbandits.estimators.gp import DTYPE, node_gp, training_prior  # noqa: E402
 from causalbandits.estimators.independence import hsic_test  # noqa: E402
 
-#: ``±1 / sd(U)`` for ``U ~ ½N(−1, 0.3²) + ½N(1, 0.3²)`` (spec §8.1).
+#: ``±1 / sd(U)`` for ``U ~ ½N(−1, 0.3²) + ½N(1, 0.3²)`` (decisions: excbo 19).
 MODE = 1 / np.hypot(1.0, 0.3)
 
 
@@ -100,7 +100,7 @@ def test_predictive_residuals_use_the_posterior_plus_noise() -> None:
 
 @pytest.fixture(scope="module")
 def node_data() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """One seeded data set of n = 500 per mechanism of spec §8.1 (same Z and U)."""
+    """One seeded data set of n = 500 per mechanism of the recovery study (same Z and U)."""
     rng = np.random.default_rng(2024)
     z, u = rng.uniform(-2, 2, 500), bimodal(rng, 500)
     return {
@@ -111,8 +111,9 @@ def node_data() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
 
 
 def test_anm_recovery_and_bimodal_density(node_data) -> None:
-    """Spec §8.1 (i), §6.3 (1, 2): |corr(û, U)| > 0.95, LOO û has mean 0 and var 1, the
-    BIC-selected GMM has two components at ±0.96 (within 0.2) after standardisation."""
+    """Recovery check (i) (decisions: excbo 19): |corr(û, U)| > 0.95, LOO û has mean 0 and
+    var 1, the BIC-selected GMM has two components at ±0.96 (within 0.2) after
+    standardisation."""
     z, u, x = node_data["anm"]
     uh = recover_exogenous(z[:, None], x, "loo").values.numpy()
     assert abs(np.corrcoef(uh, u)[0, 1]) > 0.95
@@ -124,8 +125,8 @@ def test_anm_recovery_and_bimodal_density(node_data) -> None:
 
 
 def test_dgm_needs_the_heteroscedastic_encoder(node_data) -> None:
-    """Spec §8.1 (ii), §6.3 (3): the homoscedastic encoder leaves û² correlated with Z²
-    (HSIC rejects û ⊥ Z); the heteroscedastic one recovers U with û ⊥ Z."""
+    """Recovery check (ii) (decisions: excbo 19): the homoscedastic encoder leaves û²
+    correlated with Z² (HSIC rejects û ⊥ Z); the heteroscedastic one recovers U with û ⊥ Z."""
     z, u, x = node_data["dgm"]
     bound = 3 / np.sqrt(len(z))  # 3 null standard errors of a correlation
     homoscedastic = recover_exogenous(z[:, None], x, "loo").values.numpy()
@@ -143,7 +144,7 @@ def test_dgm_needs_the_heteroscedastic_encoder(node_data) -> None:
 
 
 def test_hsic_flags_the_non_dgm_and_not_an_independent_pair(node_data) -> None:
-    """Spec §8.1 (iii), §6.3 (5)."""
+    """Recovery check (iii) (decisions: excbo 19)."""
     z, u, x = node_data["non-dgm"]
     uh = recover_exogenous(z[:, None], x, "loo").values.numpy()
     flagged = hsic_test(uh, z, 100, rng=5)

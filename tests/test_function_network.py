@@ -1,5 +1,5 @@
-"""Mixture noise (EXCBO eq. 11) and function networks with continuous actions (EXCBO spec
-§2.2-2.3, §3.9 item 4)."""
+"""Mixture noise (EXCBO eq. 11) and function networks with continuous actions (EXCBO eqs. 4-5
+and 7; decisions: excbo 2)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from causalbandits.scm import FunctionNetwork, GaussianNoise, MixtureNoise
 
 
 def test_eq11_defaults_are_the_spec_resolution() -> None:
+    """The defaults of eq. 11's parameters (decisions: excbo 1)."""
     sigma = 0.2
     noise = MixtureNoise.eq11(3, sigma)
     np.testing.assert_array_equal(noise.weights, np.full((3, 2), 0.5))

@@ -1,9 +1,9 @@
 """The synthetic causal-BO problems of the EXCBO paper: Dropwave, Alpine2 and Rosenbrock
-(EXCBO spec §5.1-5.3), each with its exact expected reward and optimum.
+(EXCBO App. C.1/C.3, Sec. 7.2, App. C.2), each with its exact expected reward and optimum.
 
-The noise is the two-component Gaussian mixture of paper eq. 11 (``noise="mixture"``, the
-spec's resolution of its parameters, §3.9 item 1) or ``N(0, sigma^2)`` (``"gaussian"``, the
-paper's Figs 12-14), with ``sigma`` a standard deviation (§3.9 item 2), on every node; any
+The noise is the two-component Gaussian mixture of paper eq. 11 (``noise="mixture"``) or
+``N(0, sigma^2)`` (``"gaussian"``, the paper's Figs 12-14), with ``sigma`` a standard
+deviation and the mixture's other parameters as in (decisions: excbo 1), on every node; any
 :data:`~causalbandits.scm.noise.NoiseModel` of the right size may be passed instead.
 """
 
@@ -19,19 +19,20 @@ from causalbandits.graphs.dag import CausalDAG
 from causalbandits.scm.function_network import FunctionNetwork, Mechanism
 from causalbandits.scm.noise import GaussianNoise, MixtureNoise, NoiseModel
 
-#: BO rounds after the initial design (spec §3.7: 50, BOFN's default).
+#: BO rounds after the initial design (50, BOFN's default; decisions: excbo 17).
 BO_ROUNDS = 50
-#: Dropwave's constants ``c_1``, ``c_2`` (spec §5.1).
+#: Dropwave's constants ``c_1``, ``c_2`` (App. C.3).
 DROPWAVE_C1, DROPWAVE_C2 = 10.24, 5.12
 
 
 def default_horizon(n_actions: int, rounds: int = BO_ROUNDS) -> int:
-    """``rounds`` plus MCBO's initial design ``2(|A| + 1)`` (spec §3.7, §5.0)."""
+    """``rounds`` plus MCBO's initial design ``2(|A| + 1)`` (Sec. 7.1; decisions: excbo 9,
+    17)."""
     return int(rounds) + 2 * (int(n_actions) + 1)
 
 
 def make_noise(noise: str | NoiseModel, n_nodes: int, sigma: float) -> NoiseModel:
-    """``"mixture"`` (paper eq. 11 with the spec's parameters), ``"gaussian"``
+    """``"mixture"`` (paper eq. 11; decisions: excbo 1), ``"gaussian"``
     (``N(0, sigma^2)``) or a noise model for ``n_nodes`` nodes, returned as is."""
     if not (np.isfinite(sigma) and sigma > 0):
         raise ValueError(f"the noise level sigma must be positive and finite, got {sigma}")
@@ -67,7 +68,7 @@ def maximise_1d(
 
 
 def _zero_mean(noise: NoiseModel, problem: str) -> None:
-    """The closed forms of Alpine2 and Rosenbrock (spec §5.2, §5.3) need zero-mean noise."""
+    """The closed forms of Alpine2 and Rosenbrock (decisions: excbo 3) need zero-mean noise."""
     if np.any(np.abs(noise.mean) > 1e-12 * np.maximum(1.0, np.sqrt(noise.variance))):
         raise ValueError(f"{problem}'s exact expected reward needs zero-mean noise")
 
@@ -95,7 +96,7 @@ def dropwave(
     horizon: int | None = None,
     quadrature_order: int = 64,
 ) -> FunctionNetworkBandit:
-    """Dropwave (spec §5.1, paper App. C.1/C.3): ``a_0, a_1 -> X -> Y`` with
+    """Dropwave (paper App. C.1/C.3; decisions: excbo 2): ``a_0, a_1 -> X -> Y`` with
     ``X = r(a) + eps_X`` and ``Y = phi(X) + eps_Y`` (:func:`dropwave_radius`,
     :func:`dropwave_response`).
 
@@ -143,8 +144,9 @@ def alpine2_factor(x: np.ndarray) -> np.ndarray:
 def alpine2(
     sigma: float = 0.1, noise: str | NoiseModel = "mixture", horizon: int | None = None
 ) -> FunctionNetworkBandit:
-    """Alpine2 (spec §5.2; MCBO's sign convention): the chain ``X_0 -> ... -> X_5 = Y`` with
-    ``X_0 = -h(10 a_0) + U_0`` and ``X_i = h(10 a_i) X_{i-1} + U_i`` (:func:`alpine2_factor`).
+    """Alpine2 (Sec. 7.2; the MCBO package's sign convention, decisions: excbo 3): the chain
+    ``X_0 -> ... -> X_5 = Y`` with ``X_0 = -h(10 a_0) + U_0`` and
+    ``X_i = h(10 a_i) X_{i-1} + U_i`` (:func:`alpine2_factor`).
 
     Every node is linear in its parent with independent zero-mean noise, so
     ``E[Y | a] = -h(10 a_0) prod_{i>=1} h(10 a_i)``, the noiseless function. With
@@ -181,9 +183,10 @@ def rosenbrock_term(x: np.ndarray, x_next: np.ndarray) -> np.ndarray:
 def rosenbrock(
     sigma: float = 0.1, noise: str | NoiseModel = "mixture", horizon: int | None = None
 ) -> FunctionNetworkBandit:
-    """Rosenbrock (spec §5.3; MCBO's definition): 5 actions, ``x_j = 4 (a_j - 1/2)``, the
-    chain ``X_0 -> X_1 -> X_2 -> Y`` with ``X_i = t(x_i, x_{i+1}) + X_{i-1} + U_i``
-    (:func:`rosenbrock_term`; no parent for ``X_0``); node ``i`` uses actions ``{i, i+1}``.
+    """Rosenbrock (App. C.2; the MCBO package's definition, decisions: excbo 3): 5 actions,
+    ``x_j = 4 (a_j - 1/2)``, the chain ``X_0 -> X_1 -> X_2 -> Y`` with
+    ``X_i = t(x_i, x_{i+1}) + X_{i-1} + U_i`` (:func:`rosenbrock_term`; no parent for
+    ``X_0``); node ``i`` uses actions ``{i, i+1}``.
 
     ``E[Y | a] = sum_i t(x_i, x_{i+1})``, the noiseless function (linear chain, zero-mean
     noise). Every summand is ``<= 0`` with equality iff ``x_i = x_{i+1} = 1``: the optimum is

@@ -1,10 +1,10 @@
 """Causal Bayesian optimisation as a bandit: a function network queried with continuous
-actions, full node feedback and an exact regret oracle (EXCBO spec §2.2-2.3, §5.0, §7.3).
+actions, full node feedback and an exact regret oracle (EXCBO Sec. 2.2, 3.2, eqs. 4-8).
 
 Each round a learner plays one action vector ``a in [0, 1]^{|A|}`` per replicate and observes
 every node value ``x = F(a, u)`` (paper eq. 7); the reward is ``y = obj(x)``. The regret of a
 round is ``E[y | a*] - E[y | a]`` (paper Section 3), judged by the environment's
-``expected_reward``, exact where the problem allows it (spec §5.1-5.3) and a Monte Carlo
+``expected_reward``, exact where the problem allows it (decisions: excbo 2, 3) and a Monte Carlo
 estimate with common random numbers otherwise (:class:`MonteCarloReward`).
 """
 
@@ -30,7 +30,7 @@ class Objective(ABC):
 
     Implementations use only operations numpy arrays and torch tensors share (indexing
     ``x[..., k]``, arithmetic), so one objective serves the environment and the policies'
-    sampled surrogate networks (spec §3.3 "composite objectives").
+    sampled surrogate networks (composite objectives, decisions: excbo 16).
     """
 
     @abstractmethod
@@ -62,7 +62,7 @@ class TargetNode(Objective):
 class CausalBOProblem:
     """What a causal-BO learner is told: the graph, which actions feed which nodes, the
     objective, and the noise level ``noise_std`` (the ``sigma`` of the problem; only MCBO,
-    which assumes known additive Gaussian noise, may read it, spec §4.3)."""
+    which assumes known additive Gaussian noise, may read it; decisions: excbo 10)."""
 
     parents: tuple[tuple[int, ...], ...]
     active_inputs: tuple[tuple[int, ...], ...]
@@ -98,7 +98,7 @@ class CausalBOProblem:
 
 
 class MonteCarloReward:
-    """``E[obj(x) | a]`` by Monte Carlo with common random numbers (spec §5.0).
+    """``E[obj(x) | a]`` by Monte Carlo with common random numbers (decisions: excbo 12).
 
     ``n_samples`` noise vectors are drawn once, at construction, and reused for every action,
     so differences between actions are not drowned by sampling noise and the estimate is a

@@ -1,5 +1,5 @@
-"""EXCBO's exogenous-noise recovery in one node (paper Section 4, Thms 4.1/A.1; spec §3.1,
-§3.5 steps 3-4, §7.4): the encoder's standardised residuals and the Gaussian-mixture density
+"""EXCBO's exogenous-noise recovery in one node (paper Section 4, Thms 4.1/A.1; decisions:
+excbo 4, 5): the encoder's standardised residuals and the Gaussian-mixture density
 of the recovered noise, with a reparameterised sampler for the acquisition.
 
 **Encoder** (Thm 4.1). A GP regression ``φ : w -> x`` (``w`` = parents ⊕ action) gives the
@@ -7,7 +7,7 @@ recovered noise ``û = h(w, x) = (x − μ_φ(w)) / σ_φ(w)``. Three choices of
 the training points (``encoder_std``):
 
 * ``"predictive"``: the posterior mean and the *predictive* std (posterior variance plus the
-  likelihood noise ρ²) at the training inputs (spec §3.5 step 3, §7.4). In the GP's
+  likelihood noise ρ²) at the training inputs (decisions: excbo 4). In the GP's
   standardised space, with ``K̂ = K + N`` (``N = diag(ρ²)``), ``r = y − m`` (prior mean
   ``m`` subtracted) and ``α = K̂⁻¹ r``: ``μ = y − N α`` and ``σ² = 2N − N² diag(K̂⁻¹)``
   (posterior variance ``N − N² diag(K̂⁻¹)``, from ``K = K̂ − N``).
@@ -16,26 +16,27 @@ the training points (``encoder_std``):
   ``û_τ = α_τ / sqrt([K̂⁻¹]_{ττ})``: the prediction of ``x_τ`` by the GP trained on the other
   points with the *same* hyper-parameters, standardisation and prior mean. One Cholesky
   factorisation, O(n³) once. Unlike in-sample residuals, these do not shrink when the GP
-  interpolates (spec §7.4).
+  interpolates (decisions: excbo 4).
 * ``"heteroscedastic"``: for DGMs ``x = f_a(w) + f_b(w) f_c(u)`` with non-constant ``f_b``,
-  Thm 4.1 needs ``σ_φ(w) ∝ |f_b(w)|``, which a homoscedastic GP cannot give (spec §3.5
-  step 3, §7.2). With the LOO residuals ``r_τ = x_τ − μ_{−τ}`` and ``r = σ(w) ε``,
+  Thm 4.1 needs ``σ_φ(w) ∝ |f_b(w)|`` (its proof, App. A.1), which a homoscedastic GP
+  cannot give. With the LOO residuals ``r_τ = x_τ − μ_{−τ}`` and ``r = σ(w) ε``,
   ``ε ⊥ w``, ``log r² = log σ²(w) + log ε²``: a second GP on ``log r²`` has posterior mean
   ``μ_logr²(w) ≈ log σ²(w) + E[log ε²]`` and ``σ_φ(w) = exp(½ μ_logr²(w)) · sqrt(c)``. The
   bias ``E[log ε²]`` is ``ψ(½) + log 2 = −1.27036`` for Gaussian ``ε`` (the log of a
-  chi-square(1) variable), but it depends on the unknown noise law: for EXCBO's bimodal
-  noise (spec §8.1) ``E[log ε²] ≈ −0.20``, so the Gaussian constant would leave
-  ``var(û) ≈ 0.34``. We therefore estimate the correction by moment matching,
-  ``c = mean_τ(r_τ² / exp(μ_logr²(w_τ)))``, so that ``mean(û²) = 1`` (spec §6.3 item 2);
+  chi-square(1) variable), but it depends on the unknown noise law: for the bimodal noise of
+  the recovery study (decisions: excbo 19) ``E[log ε²] ≈ −0.20``, so the Gaussian constant
+  would leave ``var(û) ≈ 0.34``. We therefore estimate the correction by moment matching,
+  ``c = mean_τ(r_τ² / exp(μ_logr²(w_τ)))``, so that ``mean(û²) = 1`` (decisions: excbo 4);
   for Gaussian noise ``c → exp(1.27036)``, the chi-square correction. Residuals below
   ``LOG_FLOOR · mean(r²)`` are floored before the log (``log 0``).
 
-**Density** (paper Section 4.2; spec §3.5 step 4). A 1-D Gaussian mixture
+**Density** (paper Section 4.2; decisions: excbo 5). A 1-D Gaussian mixture
 ``p(û) = Σ_k w_k N(μ_k, s_k²)`` fitted by EM (scikit-learn ``GaussianMixture``, full
 covariances, ``reg_covar``, several initialisations, fixed ``random_state``); ``K`` by BIC
-over {1, 2, 3} or fixed, and ``K = 1`` with fewer than ``MIN_MIXTURE_POINTS`` points (spec
-§7.4). :meth:`ExogenousDensity.sample` is the reparameterisation of spec §3.6: fixed
-uniforms pick the components, fixed normals ``ε`` give ``ũ = μ_k + s_k ε``.
+over {1, 2, 3} or fixed, and ``K = 1`` with fewer than ``MIN_MIXTURE_POINTS`` points
+(decisions: excbo 5). :meth:`ExogenousDensity.sample` reparameterises the fixed samples of
+``p(U)`` (decisions: excbo 7): fixed uniforms pick the components, fixed normals ``ε`` give
+``ũ = μ_k + s_k ε``.
 """
 
 from __future__ import annotations
@@ -53,9 +54,9 @@ from causalbandits.random import RNGLike, as_generator
 ENCODER_STDS = ("predictive", "loo", "heteroscedastic")
 #: Relative floor on squared residuals before the log (heteroscedastic encoder).
 LOG_FLOOR = 1e-8
-#: Candidate numbers of mixture components for ``components="bic"`` (spec §3.7 [R]).
+#: Candidate numbers of mixture components for ``components="bic"`` (decisions: excbo 5).
 BIC_COMPONENTS = (1, 2, 3)
-#: Below this many points a single Gaussian is fitted (spec §7.4, few early points).
+#: Below this many points a single Gaussian is fitted (decisions: excbo 5).
 MIN_MIXTURE_POINTS = 10
 GMM_REG_COVAR = 1e-3
 GMM_N_INIT = 3
@@ -142,7 +143,7 @@ def heteroscedastic_std(inputs: torch.Tensor, residuals: torch.Tensor) -> torch.
 
 @dataclass(frozen=True, eq=False)
 class ExogenousDensity:
-    """A 1-D Gaussian mixture ``p(û) = Σ_k w_k N(μ_k, s_k²)`` (spec §3.5 step 4), components
+    """A 1-D Gaussian mixture ``p(û) = Σ_k w_k N(μ_k, s_k²)`` (Sec. 4.2), components
     sorted by mean: ``weights``, ``means`` and ``stds`` are numpy arrays of length K."""
 
     weights: np.ndarray
@@ -170,7 +171,7 @@ class ExogenousDensity:
     def sample(
         self, uniforms: torch.Tensor | np.ndarray, normals: torch.Tensor | np.ndarray
     ) -> torch.Tensor | np.ndarray:
-        """Reparameterised draws from fixed base samples (spec §3.5 step 6, §3.6): the
+        """Reparameterised draws from fixed base samples (decisions: excbo 7): the
         component of a draw is the first ``k`` with ``u < Σ_{j≤k} w_j``, the draw is
         ``μ_k + s_k ε``. ``uniforms`` in [0, 1) and ``normals`` of one (broadcastable) shape,
         both torch (float64 result on their device) or both numpy."""
@@ -200,9 +201,9 @@ def fit_exogenous_density(
     n_init: int = GMM_N_INIT,
     reg_covar: float = GMM_REG_COVAR,
 ) -> ExogenousDensity:
-    """Fit ``p(Û)`` to the recovered noise ``u`` (n,) (spec §3.5 step 4): ``components`` is
+    """Fit ``p(Û)`` to the recovered noise ``u`` (n,) (decisions: excbo 5): ``components`` is
     ``"bic"`` (the K in ``BIC_COMPONENTS`` with the lowest BIC) or a fixed K; with fewer than
-    ``MIN_MIXTURE_POINTS`` points K = 1 whatever is asked (spec §7.4). ``random_state``
+    ``MIN_MIXTURE_POINTS`` points K = 1 whatever is asked. ``random_state``
     seeds EM's initialisations (a ``Generator`` gives one integer)."""
     values = (u.detach().cpu().numpy() if isinstance(u, torch.Tensor) else np.asarray(u)).astype(
         float

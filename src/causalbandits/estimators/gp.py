@@ -1,8 +1,8 @@
-"""Node GPs of causal Bayesian optimisation (EXCBO spec §3.2, §3.7, §7.2), on BoTorch.
+"""Node GPs of causal Bayesian optimisation (EXCBO Sec. 5.1; decisions: excbo 14), on BoTorch.
 
 Every node model of the causal-BO policies is one exact GP regression ``w -> x`` in float64:
 a Matérn-5/2 kernel with one lengthscale per input (ARD) under a ``ScaleKernel``, with the
-MCBO-era priors of the spec's table (lengthscale ``Gamma(3, 6)``, outputscale
+MCBO-era BoTorch priors (lengthscale ``Gamma(3, 6)``, outputscale
 ``Gamma(2, 0.15)``, noise ``Gamma(1.1, 0.05)``), a ``Standardize`` outcome transform, and
 either a learned homoscedastic noise with a floor (EXCBO's encoder and decoder) or a known,
 fixed noise variance (MCBO's nodes, GP-UCB's and EICF's near-noiseless ``1e-6``).
@@ -28,13 +28,13 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import GammaPrior
 from gpytorch.utils.warnings import NumericalWarning
 
-#: Lower bound on a learned noise variance (standardised units; spec §7.4 "ill-conditioning").
+#: Lower bound on a learned noise variance (standardised units; decisions: excbo 14).
 NOISE_FLOOR = 1e-6
 DTYPE = torch.float64
 
 
 def matern_kernel(dimension: int) -> ScaleKernel:
-    """Matérn-5/2 ARD under a ScaleKernel with the priors of the spec's table (§3.7)."""
+    """Matérn-5/2 ARD under a ScaleKernel with MCBO-era priors (decisions: excbo 14)."""
     base = MaternKernel(nu=2.5, ard_num_dims=dimension, lengthscale_prior=GammaPrior(3.0, 6.0)).to(
         DTYPE
     )
@@ -90,7 +90,7 @@ def fit_marginal_likelihood(model: SingleTaskGP) -> None:
 
 @dataclass(frozen=True, eq=False)
 class TrainingPrior:
-    """The prior of a GP's training targets in its standardised output space (§3.2):
+    """The prior of a GP's training targets in its standardised output space:
     ``targets ~ N(mean, kernel + diag(noise))``, i.e. ``y ~ N(m, K + ρ²I)`` with ``K̂ = K + ρ²I``.
 
     ``offset`` and ``scale`` are the ``Standardize`` transform's mean and std: a target in

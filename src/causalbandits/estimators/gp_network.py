@@ -1,18 +1,19 @@
 """A network of node GPs and the differentiable sampler that propagates base samples through
-it (EXCBO spec §3.3, §3.5 steps 1 and 6-7; MCBO's hallucinated GP network, §4.3).
+it (EXCBO eq. 10; decisions: excbo 6, 7; MCBO's hallucinated GP network, Sussex et al. 2022).
 
-Node ``i`` is modelled by a GP on ``w_i = [a[active_i], minmax(z_i)]`` (spec §3.5 step 1: the
-node's action coordinates and its parents' values min-max normalised over the training
-data, or a constant 0 feature when the node has no input), optionally extended by a
-recovered exogenous value ``u_i`` (EXCBO's decoder ``g_i(w, u)``). For a batch of decisions
-and ``S`` fixed base samples the sampler walks the DAG in topological order and sets
+Node ``i`` is modelled by a GP on ``w_i = [a[active_i], minmax(z_i)]`` (the node's action
+coordinates and its parents' values min-max normalised over the training data, or a constant
+0 feature when the node has no input; decisions: excbo 6), optionally extended by a
+recovered exogenous value ``u_i`` (EXCBO's decoder ``g_i(w, u)``, Sec. 4.2). For a batch of
+decisions and ``S`` fixed base samples the sampler walks the DAG in topological order and sets
 
 ``x_i = mu_i(w_i[, u_i]) + beta * eta_i * sigma_i(w_i[, u_i]) + noise_i``
 
-with ``eta_i in [-1, 1]`` (hallucination, option B / MCBO), ``eta = 0`` (the posterior mean,
-option A) or ``eta_i`` a fixed standard normal (a posterior draw, option C), and ``noise_i`` a
-fixed draw of the known additive noise (MCBO only). Every node value is a differentiable
-function of the decision: gradients flow through the GP posteriors (spec §3.6).
+with ``eta_i in [-1, 1]`` (hallucination, option B of decisions: excbo 7, as MCBO),
+``eta = 0`` (the posterior mean, option A) or ``eta_i`` a fixed standard normal (a posterior
+draw, option C), and ``noise_i`` a fixed draw of the known additive noise (MCBO only).
+Every node value is a differentiable function of the decision: gradients flow through the GP
+posteriors.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def node_inputs(
     scaler: MinMaxScaler | None,
 ) -> torch.Tensor:
     """``w_i = [a[active_i], minmax(z_i)]`` with a leading batch shape, or a 0 column when the
-    node has neither actions nor parents (spec §3.5 step 1)."""
+    node has neither actions nor parents (decisions: excbo 6)."""
     parts = [actions[..., list(spec.active)]] if spec.active else []
     if spec.parents and parent_values is not None:
         parts.append(scaler(parent_values) if scaler is not None else parent_values)
@@ -98,8 +99,8 @@ def matern52(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True, eq=False)
 class CachedPosterior:
-    """Posterior marginals of a fitted exact GP from its Cholesky factor, computed once
-    (spec §7.5): ``mu(x) = m(x) + k(x, X) alpha`` and ``sigma^2(x) = k(x, x) - |L^-1 k(X, x)|^2``
+    """Posterior marginals of a fitted exact GP from its Cholesky factor, computed once:
+    ``mu(x) = m(x) + k(x, X) alpha`` and ``sigma^2(x) = k(x, x) - |L^-1 k(X, x)|^2``
     with ``L L^T = K + rho^2 I`` and ``alpha = (K + rho^2 I)^-1 (y - m)`` in the standardised
     space, then mapped back to the targets' units, for the node GPs of
     :func:`~causalbandits.estimators.gp.node_gp` (constant mean, scaled Matérn-5/2). Equal to
@@ -202,7 +203,7 @@ def as_tensor(values: object) -> torch.Tensor:
 
 class NetworkAcquisition(AcquisitionFunction):
     """The Monte Carlo mean of ``objective`` over the network's base samples, as a function of
-    the decision (EXCBO eq. 10 with hallucination, spec §3.3 option B; MCBO §4.3).
+    the decision (EXCBO eq. 10 with hallucination, option B of decisions: excbo 7; MCBO).
 
     The decision is ``[a, v]`` with ``a`` the action and, when ``hallucinate``, ``v`` in
     ``[0, 1]^nodes`` mapped to ``eta = 2 v - 1``; otherwise ``eta`` is the fixed

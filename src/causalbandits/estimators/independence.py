@@ -1,5 +1,5 @@
 """HSIC independence test (Gretton et al. 2005, 2008) for the exogenous-recovery checks of
-EXCBO (spec §6.3 items 3 and 5, §8.1): is the recovered noise ``û`` independent of the
+EXCBO (decisions: excbo 19): is the recovered noise ``û`` independent of the
 node's inputs ``Z`` (Thms 4.1/4.2 say yes for DGMs and BGMs; outside them, no)?
 
 With Gaussian kernel matrices ``K_ij = exp(−‖x_i − x_j‖² / (2 h_x²))`` and ``L`` likewise on

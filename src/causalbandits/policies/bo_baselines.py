@@ -1,9 +1,10 @@
-"""The EXCBO paper's baselines (spec §4): GP-UCB on the objective alone, EICF (expected
+"""The EXCBO paper's baselines (Sec. 7.1): GP-UCB on the objective alone, EICF (expected
 improvement for composite functions) and MCBO (hallucinated GP network, noiseless variant).
 
-All three follow the MCBO package's conventions (spec §4; the package's algorithm-list bug is
-not reproduced): actions in ``[0, 1]^|A|``, one new full-network observation per round,
-BoTorch's multi-start L-BFGS-B with ``10 D`` restarts from ``100 D`` raw points.
+All three follow the MCBO package's conventions (decisions: excbo 10, 11, 18; the package's
+algorithm-list bug is not reproduced): actions in ``[0, 1]^|A|``, one new full-network
+observation per round, BoTorch's multi-start L-BFGS-B with ``10 D`` restarts from ``100 D``
+raw points.
 """
 
 from __future__ import annotations
@@ -26,16 +27,18 @@ from causalbandits.estimators.gp_network import (
 )
 from causalbandits.policies.causal_bo import AcquisitionOptimiser, SequentialOptimizer
 
-#: The near-noiseless observation variance of the GP-UCB and EICF models ([MCBO code]:
-#: ``FixedNoiseGP(Yvar=1e-6)``, even in noisy environments).
+#: The near-noiseless observation variance of the GP-UCB and EICF models (the MCBO package's
+#: ``FixedNoiseGP(Yvar=1e-6)``, even in noisy environments; decisions: excbo 11).
 BASELINE_NOISE = 1e-6
-#: Monte Carlo samples of EICF's and MCBO's acquisitions (128 Sobol QMC samples, spec §3.7).
+#: Monte Carlo samples of EICF's and MCBO's acquisitions (128 Sobol QMC samples, the MCBO
+#: package's).
 MC_SAMPLES = 128
 
 
 class GPUCB(SequentialOptimizer):
-    """GP-UCB (spec §4.1): one GP ``a -> objective(x)``; acquisition ``mu + sqrt(beta) sigma``
-    (BoTorch ``UpperConfidenceBound``; the MCBO runner's ``beta = 5``). Ignores the graph."""
+    """GP-UCB (the paper's "UCB", Sec. 7.1): one GP ``a -> objective(x)``; acquisition
+    ``mu + sqrt(beta) sigma`` (BoTorch ``UpperConfidenceBound``; the MCBO runner's
+    ``beta = 5``, decisions: excbo 8). Ignores the graph."""
 
     def __init__(
         self,
@@ -69,10 +72,11 @@ class GPUCB(SequentialOptimizer):
 
 
 class EICF(SequentialOptimizer):
-    """EICF (Astudillo & Frazier 2019; spec §4.2): independent GPs ``a -> x_i`` for every node
-    and ``E[(objective(x~) - best)^+]`` by 128 Sobol QMC samples of their joint posterior,
-    ``best`` the best observed objective. As in the reference, the maximiser of the posterior
-    mean of the objective is a further candidate, kept when its EI is higher."""
+    """EICF (Astudillo & Frazier 2019; Sec. 7.1, decisions: excbo 11): independent GPs
+    ``a -> x_i`` for every node and ``E[(objective(x~) - best)^+]`` by 128 Sobol QMC samples
+    of their joint posterior, ``best`` the best observed objective. As in the reference, the
+    maximiser of the posterior mean of the objective is a further candidate, kept when its EI
+    is higher."""
 
     def propose(self, seed: int) -> np.ndarray:
         actions, values = self.tensors()
@@ -95,10 +99,10 @@ class EICF(SequentialOptimizer):
 
 
 class MCBO(SequentialOptimizer):
-    """MCBO (Sussex et al. 2022; spec §4.3, the noiseless variant): one GP per node on
-    ``[a_i, minmax(z_i)]`` with the known noise variance fixed, and the hallucinated network
-    ``x_i = mu_i + beta eta_i sigma_i + u_i``, ``u_i ~ N(0, sigma^2)`` (fixed base samples),
-    maximising the Monte Carlo mean of the objective jointly over ``(a, eta)``."""
+    """MCBO (Sussex et al. 2022; the noiseless variant, decisions: excbo 10): one GP per
+    node on ``[a_i, minmax(z_i)]`` with the known noise variance fixed, and the hallucinated
+    network ``x_i = mu_i + beta eta_i sigma_i + u_i``, ``u_i ~ N(0, sigma^2)`` (fixed base
+    samples), maximising the Monte Carlo mean of the objective jointly over ``(a, eta)``."""
 
     def __init__(
         self,

@@ -1,9 +1,9 @@
-"""The ask/tell base of the causal Bayesian-optimisation policies (EXCBO spec §3.5, §4).
+"""The ask/tell base of the causal Bayesian-optimisation policies (EXCBO Alg. 1, Sec. 7.1).
 
 A user drives a policy against a real system with :meth:`SequentialOptimizer.suggest` (the
 next action in ``[0, 1]^|A|``) and :meth:`SequentialOptimizer.observe` (the action played and
 every node's observed value). The first ``n_init`` suggestions are a uniform random design
-(spec §3.5 step 0; default ``2(|A| + 1)`` for every method, as MCBO); later ones maximise
+(default ``2(|A| + 1)`` for every method, as MCBO; decisions: excbo 9); later ones maximise
 the policy's acquisition (:meth:`SequentialOptimizer.propose`).
 
 The same object is a one-replicate policy of the library's round loop (``reset`` /
@@ -38,9 +38,9 @@ from causalbandits.random import as_seed_sequences
 
 @dataclass(frozen=True)
 class AcquisitionOptimiser:
-    """Multi-start L-BFGS-B settings per decision dimension ``D`` (MCBO's defaults, spec §3.5
-    step 7): ``restarts * D`` restarts from the best of ``raw_samples * D`` random points,
-    at most ``max_iterations`` iterations."""
+    """Multi-start L-BFGS-B settings per decision dimension ``D`` (the MCBO package's
+    defaults; decisions: excbo 18): ``restarts * D`` restarts from the best of
+    ``raw_samples * D`` random points, at most ``max_iterations`` iterations."""
 
     restarts: int = 10
     raw_samples: int = 100
@@ -52,7 +52,7 @@ class AcquisitionOptimiser:
 
 
 def default_initial_design(problem: CausalBOProblem) -> int:
-    """``2(|A| + 1)`` uniform random actions (MCBO's design; spec §3.7, §8.2)."""
+    """``2(|A| + 1)`` uniform random actions (MCBO's design, Sec. 7.1; decisions: excbo 9)."""
     return 2 * (problem.n_actions + 1)
 
 
@@ -110,7 +110,8 @@ class SequentialOptimizer(ABC):
                 torch.manual_seed(seed)
                 warnings.simplefilter("ignore", OptimizationWarning)
                 warnings.simplefilter("ignore", BadInitialCandidatesWarning)
-                warnings.simplefilter("ignore", NumericsWarning)  # EICF keeps qEI (spec §7.2)
+                # EICF keeps qEI (decisions: excbo 11)
+                warnings.simplefilter("ignore", NumericsWarning)
                 action = self.propose(seed)
         finally:
             torch.set_num_threads(threads)

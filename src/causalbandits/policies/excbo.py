@@ -1,17 +1,17 @@
-"""EXCBO (Ren & Qian, arXiv 2402.02277, Algorithm 1 as resolved in spec §3.5).
+"""EXCBO (Ren & Qian, arXiv 2402.02277, Algorithm 1; gaps: docs/decisions/excbo.md).
 
 Each round, for every node ``i`` on ``w_i = [a[active_i], minmax(z_i)]``:
 
 1. the encoder GP ``phi_i: w -> x_i`` (learned noise) gives the recovered exogenous values
    ``u_i = (x_i - mu_phi(w)) / sigma_phi(w)`` of all past rounds (closed-form leave-one-out
-   residuals by default; spec §3.5 step 3);
-2. a Gaussian mixture fitted to them is ``p(U_i)`` (K by BIC; step 4);
-3. the decoder GP ``g_i: (w, u) -> x_i`` takes the recovered noise as an input (step 5);
+   residuals by default; Thm 4.1, decisions: excbo 4, 15);
+2. a Gaussian mixture fitted to them is ``p(U_i)`` (K by BIC; Sec. 4.2, decisions: excbo 5);
+3. the decoder GP ``g_i: (w, u) -> x_i`` takes the recovered noise as an input (Sec. 5.1);
 4. ``S`` fixed samples ``u~ ~ p(U)`` are propagated through the decoders and the action
-   maximises the acquisition (eq. 10; step 7): by default option B, the hallucinated network
-   ``x_i = mu_g,i + beta eta_i sigma_g,i`` maximised jointly over ``(a, eta)``; option A
-   (``"mean"``) propagates posterior means and adds ``beta sigma`` at the target only (the
-   literal eq. 10); option C (``"sample"``) propagates posterior draws.
+   maximises the acquisition (eq. 10; decisions: excbo 7): by default option B, the
+   hallucinated network ``x_i = mu_g,i + beta eta_i sigma_g,i`` maximised jointly over
+   ``(a, eta)``; option A (``"mean"``) propagates posterior means and adds ``beta sigma`` at
+   the target only (the literal eq. 10); option C (``"sample"``) propagates posterior draws.
 """
 
 from __future__ import annotations
@@ -44,11 +44,14 @@ class EXCBO(SequentialOptimizer):
     Parameters
     ----------
     problem, n_init, optimiser: as :class:`~.causal_bo.SequentialOptimizer`.
-    beta: the exploration weight ``beta`` of eq. 10 (applied to ``sigma`` directly).
-    variant: ``"hallucinated"`` (option B, default), ``"mean"`` (A) or ``"sample"`` (C).
-    encoder_std: ``"loo"`` (default), ``"predictive"`` or ``"heteroscedastic"`` (spec §3.5).
+    beta: the exploration weight ``beta`` of eq. 10 (applied to ``sigma`` directly;
+        decisions: excbo 8).
+    variant: ``"hallucinated"`` (option B, default), ``"mean"`` (A) or ``"sample"`` (C)
+        (decisions: excbo 7).
+    encoder_std: ``"loo"`` (default), ``"predictive"`` or ``"heteroscedastic"`` (decisions:
+        excbo 4).
     components: the mixture's ``K``: ``"bic"`` (over 1..3) or a number.
-    samples: ``S``, the Monte Carlo samples of ``p(U)`` (spec [R]: 128).
+    samples: ``S``, the Monte Carlo samples of ``p(U)`` (128; decisions: excbo 7).
     """
 
     def __init__(

@@ -1,4 +1,4 @@
-"""Function networks: SCMs whose nodes are driven by continuous actions (EXCBO spec §2.2-2.3).
+"""Function networks: SCMs whose nodes are driven by continuous actions (EXCBO Sec. 2.2, 3.2).
 
 Node ``i`` computes ``x_i = f_i(z_i, a_i, u_i)`` (paper eqs. 4-5 and 7): ``z_i`` are the
 values of its parents, ``a_i`` the coordinates of the action vector ``a in [0, 1]^{|A|}``
@@ -98,8 +98,8 @@ class FunctionNetwork:
         (e.g. actions ``(B, 1, |A|)`` and noise ``(S, n_nodes)`` give ``(B, S, n_nodes)``).
         With ``propagate_noise=False`` every mechanism sees the noiseless values of its
         parents (the pass with ``u = 0``) while each returned value keeps its own noise: the
-        MCBO convention for Dropwave and observation noise in the epidemic model (spec §3.9
-        item 4, §5.4, §7.6).
+        MCBO package's convention for Dropwave (decisions: excbo 2) and the observation
+        noise of the epidemic model (Sec. 7.3).
         """
         a = self.check_actions(actions)
         u = np.asarray(noise, dtype=float)

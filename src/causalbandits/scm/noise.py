@@ -165,10 +165,10 @@ class MixtureNoise:
         scales: Sequence[float] = (1.0, 1.0),
     ) -> MixtureNoise:
         """Paper eq. 11 at every node: ``p(U) = w_1 N(mu_1, (c_1 sigma)^2) + w_2 N(mu_2,
-        (c_2 sigma)^2)`` with ``sigma`` a standard deviation (spec §3.9 item 2).
+        (c_2 sigma)^2)`` with ``sigma`` a standard deviation (decisions: excbo 1).
 
-        The paper gives no ``w``, ``mu`` or ``c``; the defaults are the spec's resolution
-        (§3.9 item 1): ``w = (1/2, 1/2)``, ``mu = (-2 sigma, +2 sigma)`` (zero mean, clearly
+        The paper gives no ``w``, ``mu`` or ``c``; the defaults (decisions: excbo 1) are
+        ``w = (1/2, 1/2)``, ``mu = (-2 sigma, +2 sigma)`` (zero mean, clearly
         bimodal), ``c = (1, 1)``. ``means`` are absolute (not in units of ``sigma``);
         ``scales`` are the factors ``c_k``.
         """

@@ -1,6 +1,6 @@
 """EXCBO (Ren & Qian, arXiv 2402.02277): causal Bayesian optimisation with exogenous
-distribution learning: the exogenous-recovery study (spec §8.1), the synthetic comparisons
-(Figs 3, 9, 10) and the EXCBO-only noise studies (Figs 12, 14).
+distribution learning: the exogenous-recovery study (decisions: excbo 19), the synthetic
+comparisons (Figs 3, 9, 10) and the EXCBO-only noise studies (Figs 12, 14).
 
 These experiments need PyTorch and BoTorch (the ``gp`` extra). The catalogue lists them on
 every install; their modules are imported when one is built, and without the extra building

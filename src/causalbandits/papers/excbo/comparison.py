@@ -1,5 +1,5 @@
 """EXCBO (Ren & Qian, arXiv 2402.02277): the synthetic comparisons of Figs 3, 9 and 10 and
-the EXCBO-only noise studies of Figs 12 and 14 (spec §5.1-5.3, §8.2-8.5).
+the EXCBO-only noise studies of Figs 12 and 14 (Sec. 7.2, App. C.1-C.3).
 
 One :class:`BOComparison` is a grid over noise levels ``sigma`` and methods, with the seeds
 as replicates. Every method of a seed meets the same noise and starts from the same uniform
@@ -7,8 +7,8 @@ design of ``2(|A| + 1)`` actions (the policies' stream is shared: ``SEED_AXES`` 
 ``sigma``), then runs ``rounds`` BO rounds through the library's round loop. Per round we
 record ``E[y | a_t]`` (exact or by quadrature), its best so far, the observed objective,
 the pseudo-regret and the wall time of the choice. The paper reports curves only; its
-statements (spec §5.6) are checked as rankings of the mean ``E[y | a_t]`` over late rounds,
-with paired differences between methods (same seeds).
+statements (Sec. 7.2, App. C.1-C.3) are checked as rankings of the mean ``E[y | a_t]`` over
+late rounds, with paired differences between methods (same seeds).
 """
 
 from __future__ import annotations

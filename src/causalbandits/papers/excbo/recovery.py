@@ -1,5 +1,5 @@
-"""EXCBO (Ren & Qian, arXiv 2402.02277): the exogenous-recovery study (spec §8.1, §6.3 items
-1-3 and 5), a check of Thms 4.1/A.1 without a BO loop.
+"""EXCBO (Ren & Qian, arXiv 2402.02277): the exogenous-recovery study (decisions: excbo 19),
+a check of Thms 4.1/A.1 without a BO loop.
 
 One node with input ``Z ~ U(−2, 2)`` and bimodal noise ``U ~ ½N(−1, 0.3²) + ½N(1, 0.3²)``:
 
@@ -14,7 +14,7 @@ replicate we record ``|corr(û, f_c(U))|`` (``f_c(U) = U`` here), the mean and v
 ``û``, ``corr(û², Z²)``, the HSIC p-value of ``(û, Z)`` and the GMM of
 :func:`~causalbandits.estimators.exogenous.fit_exogenous_density` (its K by BIC and its
 sorted component means, standardised by ``û``'s mean and std). The report checks the
-spec's thresholds [R] on the share of data sets that meet them.
+study's thresholds (decisions: excbo 19) on the share of data sets that meet them.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from causalbandits.experiments.report import Claim, claims_table, markdown_table
 from causalbandits.random import Stream
 from causalbandits.scm.noise import MixtureNoise
 
-#: The mechanisms of spec §8.1: case -> ``x(z, u)``.
+#: The study's mechanisms (decisions: excbo 19): case -> ``x(z, u)``.
 MECHANISMS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "anm": lambda z, u: np.sin(2 * z) + u,
     "dgm": lambda z, u: z**2 + (1 + 0.5 * z**2) * u,
@@ -52,9 +52,10 @@ MECHANISMS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 #: ``Z ~ U(−Z_RANGE, Z_RANGE)``.
 Z_RANGE = 2.0
-#: ``U ~ ½N(−1, 0.3²) + ½N(1, 0.3²)`` (spec §8.1).
+#: ``U ~ ½N(−1, 0.3²) + ½N(1, 0.3²)`` (decisions: excbo 19).
 NOISE = MixtureNoise(np.array([0.5, 0.5]), np.array([[-1.0, 1.0]]), np.array([[0.3, 0.3]]))
-#: Spec §8.1 thresholds [R]: ``|corr(û, U)|``, and the GMM means' distance to ``±mode/sd(U)``.
+#: Thresholds (decisions: excbo 19): ``|corr(û, U)|``, and the GMM means' distance to
+#: ``±mode/sd(U)``.
 CORR_THRESHOLD = 0.95
 MEAN_TOLERANCE = 0.2
 #: Level of the HSIC test.
@@ -67,12 +68,12 @@ HOMOSCEDASTIC = ("predictive", "loo")
 
 def standardised_mode() -> float:
     """The upper component mean of the standardised noise ``(U − EU) / sd(U)``: ``1 /
-    sqrt(1 + 0.3²) ≈ 0.96`` (spec §8.1)."""
+    sqrt(1 + 0.3²) ≈ 0.96``."""
     return float((NOISE.loc[0, 1] - NOISE.mean[0]) / np.sqrt(NOISE.variance[0]))
 
 
 def homoscedastic_dgm_correlation() -> float:
-    """[derived] ``|corr(û, U)|`` of a homoscedastic encoder with the exact mean on the DGM:
+    """Derived: ``|corr(û, U)|`` of a homoscedastic encoder with the exact mean on the DGM:
     ``û ∝ f_b(Z)(U − EU)`` with ``Z ⊥ U``, so ``corr = E f_b / sqrt(E f_b²)``, with
     ``f_b = 1 + ½Z²``, ``E Z² = a²/3`` and ``E Z⁴ = a⁴/5`` for ``Z ~ U(−a, a)``."""
     z2, z4 = Z_RANGE**2 / 3, Z_RANGE**4 / 5
@@ -232,7 +233,7 @@ class RecoveryStudy(TaskGrid):
 
 def passes_modes(group: pd.DataFrame) -> pd.Series:
     """Per data set: the GMM has two components with means within ``MEAN_TOLERANCE`` of
-    ``∓standardised_mode()`` (spec §8.1 (i))."""
+    ``∓standardised_mode()`` (check (i); decisions: excbo 19)."""
     mode = standardised_mode()
     return (
         (group["gmm_k"] == 2)
@@ -278,7 +279,7 @@ def summary_table(df: pd.DataFrame) -> str:
 
 
 def build_report(df: pd.DataFrame) -> str:
-    """The summary table and the spec §8.1 claims at the largest n (module docstring)."""
+    """The summary table and the study's claims at the largest n (decisions: excbo 19)."""
     n = int(df["n"].max())
     at_n = df[df["n"] == n]
     groups = {key: g for key, g in at_n.groupby(["case", "encoder_std"])}
@@ -365,5 +366,6 @@ def build_report(df: pd.DataFrame) -> str:
 
 
 def recovery(quick: bool = False) -> RecoveryStudy:
-    """Spec §8.1: exogenous recovery for an ANM, a DGM and a non-DGM, three encoders."""
+    """Exogenous recovery for an ANM, a DGM and a non-DGM, three encoders (decisions: excbo
+    19)."""
     return RecoveryStudy(replicates=3 if quick else 20)
