@@ -112,9 +112,7 @@ class RecoveryStudy(TaskGrid):
     chunk_size: int = 5
     seed: int = 812
     name: str = "excbo-recovery"
-    description: str = (
-        "EXCBO paper Thms 4.1/A.1 (spec §8.1): recovering bimodal exogenous noise in one node"
-    )
+    description: str = "EXCBO paper Thms 4.1/A.1: recovering bimodal exogenous noise in one node"
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.cases if c not in MECHANISMS]
@@ -330,7 +328,7 @@ def build_report(df: pd.DataFrame) -> str:
         ),
         share_claim(
             f"(ii) DGM, n = {n}: abs corr(û, U) > {corr} only with the heteroscedastic encoder "
-            f"(homoscedastic with the exact mean [derived]: {homoscedastic_dgm_correlation():.3f})",
+            f"(homoscedastic with the exact mean, derived: {homoscedastic_dgm_correlation():.3f})",
             dgm_corr if both else {},
         ),
         share_claim(
@@ -344,7 +342,7 @@ def build_report(df: pd.DataFrame) -> str:
             shares("non-dgm", HOMOSCEDASTIC, lambda g: g["hsic_p"] < ALPHA),
         ),
         share_claim(
-            f"§6.3 (2), n = {n}: LOO residuals have mean and var within 0.1 of 0 and 1",
+            f"n = {n}: LOO residuals have mean and var within 0.1 of 0 and 1",
             loo_moments,
         ),
     ]
@@ -352,7 +350,7 @@ def build_report(df: pd.DataFrame) -> str:
     parameters = zip(NOISE.weights[0], NOISE.loc[0], NOISE.scale[0], strict=True)
     noise = " + ".join(f"{w:g} N({m:g}, {c:g}²)" for w, m, c in parameters)
     lines = [
-        "# EXCBO: exogenous-noise recovery in one node (spec §8.1)",
+        "# EXCBO: exogenous-noise recovery in one node (Thms 4.1/A.1; decisions: excbo 19)",
         "",
         f"Z ~ U(-{Z_RANGE:g}, {Z_RANGE:g}), U ~ {noise}; {replicates} data sets per row "
         f"(mean ± se). A claim holds if its check passes in at least {REQUIRED_SHARE:.0%} of "
