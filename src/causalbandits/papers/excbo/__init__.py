@@ -23,7 +23,7 @@ class MissingExtraError(ValueError):
 
 
 def needs_gp(module: str, function: str, *args: Any) -> Callable[[bool], Any]:
-    """The preset ``causalbandits.papers.excbo.<module>.<function>(*args)(quick)``, imported
+    """The preset ``causalbandits.papers.excbo.<module>.<function>(*args, quick)``, imported
     when called, after checking that the ``gp`` extra is installed."""
 
     def preset(quick: bool = False) -> Any:
@@ -34,17 +34,22 @@ def needs_gp(module: str, function: str, *args: Any) -> Callable[[bool], Any]:
                 "pip install -e '.[gp]' (or 'causalbandits[gp]')"
             )
         factory = getattr(importlib.import_module(f"{__name__}.{module}"), function)
-        return (factory(*args) if args else factory)(quick)
+        return factory(*args, quick)
 
     return preset
 
 
 EXPERIMENTS = {
     "excbo-recovery": needs_gp("recovery", "recovery"),
-    "excbo-dropwave": needs_gp("comparison", "dropwave_comparison"),
-    "excbo-alpine2": needs_gp("comparison", "alpine2_comparison"),
-    "excbo-rosenbrock": needs_gp("comparison", "rosenbrock_comparison"),
-    "excbo-dropwave-beta": needs_gp("comparison", "beta_sensitivity"),
-    "excbo-dropwave-noise": needs_gp("comparison", "noise_study", "dropwave"),
-    "excbo-rosenbrock-noise": needs_gp("comparison", "noise_study", "rosenbrock"),
+    **{
+        name: needs_gp("comparison", "preset", name)
+        for name in (
+            "excbo-dropwave",
+            "excbo-alpine2",
+            "excbo-rosenbrock",
+            "excbo-dropwave-beta",
+            "excbo-dropwave-noise",
+            "excbo-rosenbrock-noise",
+        )
+    },
 }

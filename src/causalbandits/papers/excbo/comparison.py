@@ -356,87 +356,63 @@ ALL_METHODS = ("EXCBO", "UCB", "EICF", "MCBO")
 QUICK = {"replicates": 2, "rounds": 6}
 
 
-def _preset(quick: bool, **fields: Any) -> BOComparison:
+#: The catalogue's comparisons (name -> fields): Figs 9, 3 and 10 (4 seeds, T = 50), the
+#: beta sensitivity behind EXCBO's default (decisions: excbo 8; 3 seeds under a root seed
+#: disjoint from the reported runs', 30 rounds) and the EXCBO-only noise studies of Figs 12
+#: and 14 (Gaussian noise, 20 initial samples, 9 seeds).
+PRESETS: dict[str, dict[str, Any]] = {
+    "excbo-dropwave": {
+        "problem": "dropwave",
+        "figure": "fig9",
+        "sigmas": (0.05, 0.2),
+        "methods": ALL_METHODS,
+        "description": "EXCBO paper Fig. 9: Dropwave, EXCBO vs UCB, EICF, MCBO",
+    },
+    "excbo-alpine2": {
+        "problem": "alpine2",
+        "figure": "fig3",
+        "sigmas": (0.05, 0.1, 0.2),
+        "methods": ("EXCBO", "UCB", "EICF"),
+        "description": "EXCBO paper Fig. 3: Alpine2, EXCBO vs UCB and EICF",
+    },
+    "excbo-rosenbrock": {
+        "problem": "rosenbrock",
+        "figure": "fig10",
+        "sigmas": (0.1,),
+        "methods": ALL_METHODS,
+        "description": "EXCBO paper Fig. 10: Rosenbrock, EXCBO vs UCB, EICF, MCBO",
+    },
+    "excbo-dropwave-beta": {
+        "problem": "dropwave",
+        "figure": "sensitivity",
+        "sigmas": (0.05,),
+        "methods": ("EXCBO",),
+        "betas": (0.5, 2.0, 5.0),
+        "rounds": 30,
+        "replicates": 3,
+        "seed": 99,
+        "description": "EXCBO's beta on Dropwave (the sensitivity behind its default)",
+    },
+    **{
+        f"excbo-{problem}-noise": {
+            "problem": problem,
+            "figure": "fig12-14",
+            "sigmas": (0.1, 0.2, 0.3),
+            "methods": ("EXCBO",),
+            "noise": "gaussian",
+            "n_init": 20,
+            "replicates": 9,
+            "description": f"EXCBO paper Fig. {figure}: EXCBO alone on {problem}, Gaussian noise",
+        }
+        for problem, figure in (("dropwave", 12), ("rosenbrock", 14))
+    },
+}
+
+
+def preset(name: str, quick: bool = False) -> BOComparison:
+    """The catalogue comparison ``name`` (:data:`PRESETS`); ``quick``: 2 seeds, 6 rounds and
+    the first noise level only."""
+    fields = {**PRESETS[name], "name": name}
     if quick:
-        fields = {**fields, **QUICK, "sigmas": fields["sigmas"][:1]}
-        fields["name"] = fields["name"] + "-quick"
+        fields = {**fields, **QUICK, "sigmas": fields["sigmas"][:1], "name": f"{name}-quick"}
     return BOComparison(**fields)
-
-
-def dropwave_comparison(quick: bool = False) -> BOComparison:
-    """Fig. 9: Dropwave, mixture noise sigma = 0.05 and 0.2, EXCBO vs UCB, EICF, MCBO."""
-    return _preset(
-        quick,
-        problem="dropwave",
-        figure="fig9",
-        sigmas=(0.05, 0.2),
-        methods=ALL_METHODS,
-        name="excbo-dropwave",
-        description="EXCBO paper Fig. 9: Dropwave, EXCBO vs UCB, EICF, MCBO (4 seeds, T = 50)",
-    )
-
-
-def alpine2_comparison(quick: bool = False) -> BOComparison:
-    """Fig. 3: Alpine2, mixture noise sigma = 0.05, 0.1, 0.2, EXCBO vs UCB and EICF."""
-    return _preset(
-        quick,
-        problem="alpine2",
-        figure="fig3",
-        sigmas=(0.05, 0.1, 0.2),
-        methods=("EXCBO", "UCB", "EICF"),
-        name="excbo-alpine2",
-        description="EXCBO paper Fig. 3: Alpine2, EXCBO vs UCB and EICF (4 seeds, T = 50)",
-    )
-
-
-def rosenbrock_comparison(quick: bool = False) -> BOComparison:
-    """Fig. 10: Rosenbrock, mixture noise sigma = 0.1, all four methods."""
-    return _preset(
-        quick,
-        problem="rosenbrock",
-        figure="fig10",
-        sigmas=(0.1,),
-        methods=ALL_METHODS,
-        name="excbo-rosenbrock",
-        description="EXCBO paper Fig. 10: Rosenbrock, EXCBO vs UCB, EICF, MCBO (4 seeds, T = 50)",
-    )
-
-
-def beta_sensitivity(quick: bool = False) -> BOComparison:
-    """EXCBO's beta on Dropwave (sigma = 0.05, mixture noise): 0.5, 2 and 5 on 3 seeds under
-    a root seed disjoint from the reported runs', 30 BO rounds (decisions: excbo 8)."""
-    return _preset(
-        quick,
-        problem="dropwave",
-        figure="sensitivity",
-        sigmas=(0.05,),
-        methods=("EXCBO",),
-        betas=(0.5, 2.0, 5.0),
-        rounds=30,
-        replicates=3,
-        seed=99,
-        name="excbo-dropwave-beta",
-        description="EXCBO's beta on Dropwave (sensitivity for the default)",
-    )
-
-
-def noise_study(problem: str) -> Callable[[bool], BOComparison]:
-    """Figs 12 (Dropwave) and 14 (Rosenbrock): EXCBO alone, Gaussian noise sigma = 0.1,
-    0.2, 0.3, 20 initial samples, 9 seeds."""
-
-    def preset(quick: bool = False) -> BOComparison:
-        return _preset(
-            quick,
-            problem=problem,
-            figure="fig12-14",
-            sigmas=(0.1, 0.2, 0.3),
-            methods=("EXCBO",),
-            noise="gaussian",
-            n_init=20,
-            replicates=9,
-            name=f"excbo-{problem}-noise",
-            description=f"EXCBO paper Figs 12/14: EXCBO alone on {problem}, Gaussian noise",
-        )
-
-    preset.__doc__ = noise_study.__doc__
-    return preset
