@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,32 @@ from causalbandits.graphs import erdos_renyi_dag
 from causalbandits.scm import GaussianNoise, LinearSEM
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+#: Test modules that need the ``gp`` extra (PyTorch, BoTorch, GPyTorch, scikit-learn).
+GP_TEST_MODULES = {
+    "test_causal_bo.py",
+    "test_excbo_recovery.py",
+    "test_exogenous.py",
+    "test_gp_network.py",
+}
+GP_MISSING = [
+    name
+    for name in ("torch", "botorch", "gpytorch", "sklearn")
+    if not importlib.util.find_spec(name)
+]
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """Without the ``gp`` extra the causal-BO modules are not collected (see the header)."""
+    return True if GP_MISSING and collection_path.name in GP_TEST_MODULES else None
+
+
+def pytest_report_header() -> str | None:
+    if GP_MISSING:
+        return (
+            f"causal-BO tests not collected: {', '.join(GP_MISSING)} missing "
+            "(install the gp extra: pip install -e '.[test,gp]')"
+        )
+    return None
 
 
 def random_sem(n_nodes: int, rng: np.random.Generator, p: float = 0.6) -> LinearSEM:

@@ -2,6 +2,14 @@
 
 from causalbandits.envs.actions import ActionSet, InvalidActionError
 from causalbandits.envs.base import Environment, ReplicatedEnvironment
+from causalbandits.envs.bo_problems import alpine2, dropwave, rosenbrock
+from causalbandits.envs.causal_bo import (
+    CausalBOProblem,
+    FunctionNetworkBandit,
+    MonteCarloReward,
+    Objective,
+    TargetNode,
+)
 from causalbandits.envs.delay import DelayedFeedback, FeedbackDelay
 from causalbandits.envs.deviations import (
     DEVIATION_DESIGNS,
@@ -31,31 +39,39 @@ __all__ = [
     "DEVIATION_DESIGNS",
     "ActionSet",
     "Bernoulli",
+    "CausalBOProblem",
     "ChangeRecord",
     "DelayedFeedback",
     "DeviatedModel",
     "DeviationSchedule",
     "Environment",
     "FeedbackDelay",
+    "FunctionNetworkBandit",
     "InvalidActionError",
     "LinearSEMBandit",
     "LinearSEMProblem",
+    "MonteCarloReward",
+    "Objective",
     "PiecewiseStationaryBandit",
     "ReplicatedEnvironment",
     "SemiBanditEnv",
     "SemiBanditInstances",
     "SemiBanditFeedback",
     "SemiBanditProblem",
+    "TargetNode",
     "Uniform",
     "adjacency_from_weights",
+    "alpine2",
     "change_mechanisms",
     "check_budget",
     "deviation_budget",
+    "dropwave",
     "ndc_synthetic_env",
     "synthetic_instances",
     "negated_interventions",
     "node_deviation_totals",
     "random_csl_bandit",
     "random_soft_intervention_sem",
+    "rosenbrock",
     "swapped_mechanisms",
 ]

@@ -9,7 +9,16 @@ import pandas as pd
 
 from causalbandits.experiments.spec import RESERVED_COLUMNS
 
-METRICS = ("cum_regret", "optimal_share")
+#: The round loop's recorded metrics (bandits: regret and optimal share; continuous-action
+#: runs: the ``OptimisationTrace`` columns); a table is summarised on those it has.
+METRICS = (
+    "cum_regret",
+    "optimal_share",
+    "expected_reward",
+    "best_expected",
+    "observed",
+    "seconds",
+)
 #: Optional per-replicate metrics (e.g. ``detection_hits``), summarised when present.
 OPTIONAL_METRIC_PREFIXES = ("detection_",)
 Z95 = 1.96
@@ -18,7 +27,7 @@ Z95 = 1.96
 def metric_columns(df: pd.DataFrame) -> list[str]:
     """The metrics among the columns of a results table: :data:`METRICS`, then optional ones."""
     optional = [c for c in df.columns if c.startswith(OPTIONAL_METRIC_PREFIXES)]
-    return [*METRICS, *optional]
+    return [*(m for m in METRICS if m in df.columns), *optional]
 
 
 def parameter_columns(df: pd.DataFrame) -> list[str]:

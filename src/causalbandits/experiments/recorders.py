@@ -11,6 +11,7 @@ recorders) and the policy's public state only.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any
@@ -228,6 +229,40 @@ class Trace(Recorder):
     def after_update(self, t: int, actions: np.ndarray) -> None:
         if self.when == "update" and t % self.every == 0:
             self._call(t, actions)
+
+
+class OptimisationTrace(Recorder):
+    """Per round of a continuous-action run (causal BO): ``expected_reward`` ``E[y | a_t]``
+    (the environment's oracle), ``best_expected`` (its best so far), ``observed`` (the noisy
+    objective the policy saw, read from its ``observed_objective``), ``seconds`` (the wall
+    time of the policy's choice and update) and the action's coordinates ``a0, a1, ...``."""
+
+    columns = ("expected_reward", "best_expected", "observed", "seconds")
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        self.columns = (*type(self).columns, *(f"a{j}" for j in range(env.problem.n_actions)))
+        super().start(env, policy, rounds, replicates)
+        self._best = np.full(replicates, -np.inf)
+        self._round = np.zeros((len(self.columns), replicates))
+        self._clock = time.perf_counter()
+
+    def on_action(self, t: int, actions: np.ndarray, oracle: RoundOracle) -> None:
+        chosen = time.perf_counter()
+        expected = self.env.expected_reward(actions)
+        self._best = np.maximum(self._best, expected)
+        self._round[0], self._round[1] = expected, self._best
+        self._round[3] = chosen - self._clock
+        self._round[4:] = np.asarray(actions, dtype=float).T
+        self._clock = time.perf_counter()
+
+    def after_update(self, t: int, actions: np.ndarray) -> None:
+        self._round[2] = self.policy.observed_objective[-1]
+        self._round[3] += time.perf_counter() - self._clock
+        self._clock = time.perf_counter()
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        for row, column in enumerate(self.columns):
+            self.values[column][k] = self._round[row]
 
 
 def default_recorders() -> list[Recorder]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from causalbandits.experiments.protocol import Experiment
-from causalbandits.papers import csl_ucb, ndc_sem, robust_lcb
+from causalbandits.papers import csl_ucb, excbo, ndc_sem, robust_lcb
+from causalbandits.papers.excbo import MissingExtraError
 
 Preset = Callable[[bool], Experiment]
 
@@ -18,6 +19,7 @@ EXPERIMENTS: dict[str, Preset] = {
     **robust_lcb.EXPERIMENTS,
     **csl_ucb.EXPERIMENTS,
     **ndc_sem.EXPERIMENTS,
+    **excbo.EXPERIMENTS,
 }
 
 
@@ -40,7 +42,10 @@ def describe(name: str) -> str:
     """The first line of the experiment's description, else of its preset's docstring; a
     note when it reads a data file (``--data``)."""
     preset = EXPERIMENTS[name]
-    experiment = preset(False)
+    try:
+        experiment = preset(False)
+    except MissingExtraError as error:
+        return f"{name}: {error}"
     text = experiment.description or preset.__doc__ or ""
     lines = text.strip().splitlines()
     line = lines[0] if lines else ""

@@ -1,0 +1,250 @@
+"""A network of node GPs and the differentiable sampler that propagates base samples through
+it (EXCBO eq. 10; decisions: excbo 6, 7; MCBO's hallucinated GP network, Sussex et al. 2022).
+
+Node ``i`` is modelled by a GP on ``w_i = [a[active_i], minmax(z_i)]`` (the node's action
+coordinates and its parents' values min-max normalised over the training data, or a constant
+0 feature when the node has no input; decisions: excbo 6), optionally extended by a
+recovered exogenous value ``u_i`` (EXCBO's decoder ``g_i(w, u)``, Sec. 4.2). For a batch of
+decisions and ``S`` fixed base samples the sampler walks the DAG in topological order and sets
+
+``x_i = mu_i(w_i[, u_i]) + beta * eta_i * sigma_i(w_i[, u_i]) + noise_i``
+
+with ``eta_i in [-1, 1]`` (hallucination, option B of decisions: excbo 7, as MCBO),
+``eta = 0`` (the posterior mean, option A) or ``eta_i`` a fixed standard normal (a posterior
+draw, option C), and ``noise_i`` a fixed draw of the known additive noise (MCBO only).
+Every node value is a differentiable function of the decision: gradients flow through the GP
+posteriors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+from botorch.acquisition import AcquisitionFunction
+from botorch.models import SingleTaskGP
+
+from causalbandits.estimators.gp import DTYPE, training_prior
+
+
+@dataclass(frozen=True)
+class MinMaxScaler:
+    """``(z - low) / (high - low)`` per parent, from the training values (constant parents
+    map to 0)."""
+
+    low: torch.Tensor
+    span: torch.Tensor
+
+    @classmethod
+    def fit(cls, values: torch.Tensor) -> MinMaxScaler:
+        """From training parent values ``(n, |pa|)``."""
+        low = values.min(dim=0).values
+        span = values.max(dim=0).values - low
+        return cls(low, torch.where(span > 0, span, torch.ones_like(span)))
+
+    def __call__(self, values: torch.Tensor) -> torch.Tensor:
+        return (values - self.low) / self.span
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """Where node ``i``'s GP inputs come from: its action coordinates and parents."""
+
+    active: tuple[int, ...]
+    parents: tuple[int, ...]
+
+
+def node_inputs(
+    spec: NodeSpec,
+    actions: torch.Tensor,
+    parent_values: torch.Tensor | None,
+    scaler: MinMaxScaler | None,
+) -> torch.Tensor:
+    """``w_i = [a[active_i], minmax(z_i)]`` with a leading batch shape, or a 0 column when the
+    node has neither actions nor parents (decisions: excbo 6)."""
+    parts = [actions[..., list(spec.active)]] if spec.active else []
+    if spec.parents and parent_values is not None:
+        parts.append(scaler(parent_values) if scaler is not None else parent_values)
+    if not parts:
+        return actions.new_zeros((*actions.shape[:-1], 1))
+    return torch.cat(parts, dim=-1)
+
+
+def training_inputs(
+    specs: Sequence[NodeSpec], actions: torch.Tensor, values: torch.Tensor
+) -> tuple[list[torch.Tensor], list[MinMaxScaler | None]]:
+    """Every node's training inputs ``w_i`` (n, d_i) and parent scaler, from the observed
+    ``actions`` (n, |A|) and node ``values`` (n, nodes)."""
+    inputs, scalers = [], []
+    for spec in specs:
+        scaler = MinMaxScaler.fit(values[:, list(spec.parents)]) if spec.parents else None
+        inputs.append(node_inputs(spec, actions, values[:, list(spec.parents)], scaler))
+        scalers.append(scaler)
+    return inputs, scalers
+
+
+#: A node's posterior marginals: inputs ``(..., d)`` -> mean and standard deviation ``(...)``.
+Marginals = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+def matern52(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The Matérn-5/2 correlation ``(1 + sqrt5 d + 5 d^2 / 3) exp(-sqrt5 d)`` between the rows
+    of ``x`` (N, d) and ``y`` (n, d), already divided by the lengthscales."""
+    squared = (x.square().sum(-1, keepdim=True) - 2 * x @ y.T + y.square().sum(-1)).clamp_min(0)
+    distance = (squared + 1e-30).sqrt()  # the shift keeps the gradient finite at d = 0
+    root5 = 5.0**0.5 * distance
+    return (1.0 + root5 + (5.0 / 3.0) * squared) * torch.exp(-root5)
+
+
+@dataclass(frozen=True, eq=False)
+class CachedPosterior:
+    """Posterior marginals of a fitted exact GP from its Cholesky factor, computed once:
+    ``mu(x) = m(x) + k(x, X) alpha`` and ``sigma^2(x) = k(x, x) - |L^-1 k(X, x)|^2``
+    with ``L L^T = K + rho^2 I`` and ``alpha = (K + rho^2 I)^-1 (y - m)`` in the standardised
+    space, then mapped back to the targets' units, for the node GPs of
+    :func:`~causalbandits.estimators.gp.node_gp` (constant mean, scaled Matérn-5/2). Equal to
+    BoTorch's ``posterior`` (tested) without its per-call bookkeeping, which dominates at
+    thousands of points per call."""
+
+    model: SingleTaskGP
+    cholesky: torch.Tensor
+    alpha: torch.Tensor
+    offset: float
+    scale: float
+
+    @classmethod
+    def from_model(cls, model: SingleTaskGP) -> CachedPosterior:
+        """Cache ``model``'s factor; its hyper-parameters are frozen (no gradients)."""
+        model.requires_grad_(False)
+        prior = training_prior(model)
+        cholesky = torch.linalg.cholesky(prior.covariance)
+        residual = (prior.targets - prior.mean).unsqueeze(-1)
+        alpha = torch.cholesky_solve(residual, cholesky).squeeze(-1)
+        return cls(model, cholesky, alpha, prior.offset, prior.scale)
+
+    def __call__(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        shape = inputs.shape[:-1]
+        flat = inputs.reshape(-1, inputs.shape[-1])
+        kernel = self.model.covar_module
+        lengthscale = kernel.base_kernel.lengthscale.reshape(-1)
+        outputscale = kernel.outputscale.reshape(())
+        cross = outputscale * matern52(flat / lengthscale, self.model.train_inputs[0] / lengthscale)
+        mean = self.model.mean_module.constant.reshape(()) + cross @ self.alpha
+        solved = torch.linalg.solve_triangular(self.cholesky, cross.T, upper=False)
+        variance = (outputscale - solved.square().sum(dim=0)).clamp_min(1e-18)
+        return (
+            (self.offset + self.scale * mean).reshape(shape),
+            (self.scale * variance.sqrt()).reshape(shape),
+        )
+
+
+@dataclass(frozen=True)
+class GPNetwork:
+    """Fitted node models over a DAG: ``marginals[i]`` maps ``w_i`` (plus ``u_i`` when
+    ``with_exogenous``) to the posterior mean and std of ``x_i`` (:class:`CachedPosterior`
+    of a node GP); ``order`` is a topological order of the nodes."""
+
+    specs: tuple[NodeSpec, ...]
+    marginals: tuple[Marginals, ...]
+    scalers: tuple[MinMaxScaler | None, ...]
+    order: tuple[int, ...]
+    with_exogenous: bool = False
+
+    def propagate(
+        self,
+        actions: torch.Tensor,
+        *,
+        eta: torch.Tensor | None = None,
+        beta: float = 0.0,
+        draws: torch.Tensor | None = None,
+        exogenous: torch.Tensor | None = None,
+        noise: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Node values ``(b, S, nodes)`` for decisions ``actions`` (b, |A|).
+
+        ``eta`` (b, nodes) in ``[-1, 1]``: hallucination, ``x_i = mu_i + beta * eta_i *
+        sigma_i`` (option B, MCBO); ``draws`` (S, nodes) fixed standard normals: a posterior
+        draw per base sample, ``x_i = mu_i + sigma_i * draw`` (option C); neither: the
+        posterior mean (option A). ``exogenous`` (S, nodes): recovered-noise samples fed to
+        the decoder (EXCBO); ``noise`` (S, nodes): additive noise draws (MCBO). ``S`` is the
+        number of rows of the base samples given (1 if none).
+        """
+        given = [x.shape[0] for x in (draws, exogenous, noise) if x is not None]
+        samples = given[0] if given else 1
+        batch = actions.shape[0]
+        expanded = actions.unsqueeze(1).expand(batch, samples, actions.shape[-1])
+        values: list[torch.Tensor] = [expanded[..., 0]] * len(self.specs)
+        for i in self.order:
+            spec = self.specs[i]
+            parents = (
+                torch.stack([values[p] for p in spec.parents], dim=-1) if spec.parents else None
+            )
+            w = node_inputs(spec, expanded, parents, self.scalers[i])
+            if self.with_exogenous:
+                u = exogenous[:, i] if exogenous is not None else w.new_zeros(samples)
+                w = torch.cat([w, u.expand(batch, samples).unsqueeze(-1)], dim=-1)
+            mean, std = self.marginals[i](w)
+            value = mean
+            if eta is not None:
+                value = value + beta * eta[:, i].unsqueeze(-1) * std
+            if draws is not None:
+                value = value + draws[:, i] * std
+            if noise is not None:
+                value = value + noise[:, i]
+            values[i] = value
+        return torch.stack(values, dim=-1)
+
+
+def as_tensor(values: object) -> torch.Tensor:
+    """A float64 tensor of ``values`` (numpy array or tensor)."""
+    return torch.as_tensor(values, dtype=DTYPE)
+
+
+class NetworkAcquisition(AcquisitionFunction):
+    """The Monte Carlo mean of ``objective`` over the network's base samples, as a function of
+    the decision (EXCBO eq. 10 with hallucination, option B of decisions: excbo 7; MCBO).
+
+    The decision is ``[a, v]`` with ``a`` the action and, when ``hallucinate``, ``v`` in
+    ``[0, 1]^nodes`` mapped to ``eta = 2 v - 1``; otherwise ``eta`` is the fixed
+    ``fixed_eta`` (``None``: the posterior mean). Base samples are fixed at construction
+    (common random numbers: a deterministic, smooth acquisition).
+    """
+
+    def __init__(
+        self,
+        network: GPNetwork,
+        objective: Callable[[torch.Tensor], torch.Tensor],
+        n_actions: int,
+        beta: float,
+        *,
+        hallucinate: bool = True,
+        fixed_eta: torch.Tensor | None = None,
+        draws: torch.Tensor | None = None,
+        exogenous: torch.Tensor | None = None,
+        noise: torch.Tensor | None = None,
+    ) -> None:
+        super().__init__(model=None)  # type: ignore[arg-type]  # the network is the model
+        self.network, self.objective = network, objective
+        self.n_actions, self.beta, self.hallucinate = int(n_actions), float(beta), hallucinate
+        self.fixed_eta, self.draws, self.exogenous, self.noise = fixed_eta, draws, exogenous, noise
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """``X`` (b, 1, D) -> acquisition values (b,)."""
+        decision = X[..., 0, :]
+        actions = decision[:, : self.n_actions]
+        if self.hallucinate:
+            eta = 2.0 * decision[:, self.n_actions :] - 1.0
+        elif self.fixed_eta is not None:
+            eta = self.fixed_eta.expand(decision.shape[0], -1)
+        else:
+            eta = None
+        values = self.network.propagate(
+            actions,
+            eta=eta,
+            beta=self.beta,
+            draws=self.draws,
+            exogenous=self.exogenous,
+            noise=self.noise,
+        )
+        return self.objective(values).mean(dim=-1)

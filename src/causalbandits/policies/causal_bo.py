@@ -1,0 +1,178 @@
+"""The ask/tell base of the causal Bayesian-optimisation policies (EXCBO Alg. 1, Sec. 7.1).
+
+A user drives a policy against a real system with :meth:`SequentialOptimizer.suggest` (the
+next action in ``[0, 1]^|A|``) and :meth:`SequentialOptimizer.observe` (the action played and
+every node's observed value). The first ``n_init`` suggestions are a uniform random design
+(default ``2(|A| + 1)`` for every method, as MCBO; decisions: excbo 9); later ones maximise
+the policy's acquisition (:meth:`SequentialOptimizer.propose`).
+
+The same object is a one-replicate policy of the library's round loop (``reset`` /
+``select`` / ``update``), so BO runs go through
+:func:`~causalbandits.experiments.simulate.simulate` like every bandit. Each proposal runs
+under its own torch seed drawn from the policy's stream, with one torch thread, so that a
+run's numbers depend on its seed only.
+"""
+
+from __future__ import annotations
+
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from botorch.acquisition import AcquisitionFunction
+from botorch.exceptions.warnings import (
+    BadInitialCandidatesWarning,
+    NumericsWarning,
+    OptimizationWarning,
+)
+from botorch.optim import optimize_acqf
+
+from causalbandits.envs.causal_bo import CausalBOProblem
+from causalbandits.estimators.gp import DTYPE
+from causalbandits.estimators.gp_network import NodeSpec
+from causalbandits.random import as_seed_sequences
+
+
+@dataclass(frozen=True)
+class AcquisitionOptimiser:
+    """Multi-start L-BFGS-B settings per decision dimension ``D`` (the MCBO package's
+    defaults; decisions: excbo 18): ``restarts * D`` restarts from the best of
+    ``raw_samples * D`` random points, at most ``max_iterations`` iterations."""
+
+    restarts: int = 10
+    raw_samples: int = 100
+    max_iterations: int = 200
+
+    def __post_init__(self) -> None:
+        if min(self.restarts, self.raw_samples, self.max_iterations) < 1:
+            raise ValueError(f"acquisition optimiser settings must be >= 1, got {self}")
+
+
+def default_initial_design(problem: CausalBOProblem) -> int:
+    """``2(|A| + 1)`` uniform random actions (MCBO's design, Sec. 7.1; decisions: excbo 9)."""
+    return 2 * (problem.n_actions + 1)
+
+
+class SequentialOptimizer(ABC):
+    """Ask/tell optimiser of ``E[objective(x) | a]`` over ``a in [0, 1]^|A|``.
+
+    Parameters
+    ----------
+    problem: what the learner is told (:class:`~causalbandits.envs.causal_bo.CausalBOProblem`).
+    n_init: size of the initial uniform design (default ``2(|A| + 1)``).
+    optimiser: the acquisition optimiser's settings (:class:`AcquisitionOptimiser`).
+    """
+
+    def __init__(
+        self,
+        problem: CausalBOProblem,
+        n_init: int | None = None,
+        optimiser: AcquisitionOptimiser | None = None,
+    ) -> None:
+        self.problem = problem
+        self.n_init = default_initial_design(problem) if n_init is None else int(n_init)
+        if self.n_init < 1:
+            raise ValueError(f"n_init must be >= 1, got {n_init}")
+        self.optimiser = AcquisitionOptimiser() if optimiser is None else optimiser
+        self.n_nodes = len(problem.parents)
+        self.specs = tuple(
+            NodeSpec(tuple(problem.active_inputs[i]), tuple(problem.parents[i]))
+            for i in range(self.n_nodes)
+        )
+        self.order = tuple(int(i) for i in problem.dag.topological_order)
+        self.reset()
+
+    # ------------------------------------------------------------------ ask / tell
+
+    def reset(
+        self, seed: int | np.random.SeedSequence | Sequence[np.random.SeedSequence] | None = None
+    ) -> None:
+        """Forget all data; ``seed``: a root seed or a ``SeedSequence`` (or a list of one:
+        the round loop's one replicate)."""
+        (sequence,) = as_seed_sequences(seed, 1)
+        self.rng = np.random.default_rng(sequence)
+        self.design = self.rng.random((self.n_init, self.problem.n_actions))
+        self.actions = np.empty((0, self.problem.n_actions))
+        self.values = np.empty((0, self.n_nodes))
+
+    def suggest(self) -> np.ndarray:
+        """The next action to play, ``(|A|,)`` in ``[0, 1]``."""
+        if len(self.actions) < self.n_init:
+            return self.design[len(self.actions)].copy()
+        seed = int(self.rng.integers(2**31))
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.random.fork_rng(), warnings.catch_warnings():
+                torch.manual_seed(seed)
+                warnings.simplefilter("ignore", OptimizationWarning)
+                warnings.simplefilter("ignore", BadInitialCandidatesWarning)
+                # EICF keeps qEI (decisions: excbo 11)
+                warnings.simplefilter("ignore", NumericsWarning)
+                action = self.propose(seed)
+        finally:
+            torch.set_num_threads(threads)
+        return np.clip(action, 0.0, 1.0)
+
+    def observe(self, action: np.ndarray, node_values: np.ndarray) -> None:
+        """Learn from one round: the ``action`` played and every node's observed value."""
+        action = np.asarray(action, dtype=float)
+        node_values = np.asarray(node_values, dtype=float)
+        if action.shape != (self.problem.n_actions,):
+            raise ValueError(
+                f"action must have shape ({self.problem.n_actions},), got {action.shape}"
+            )
+        if not np.all(np.isfinite(action)) or action.min() < 0 or action.max() > 1:
+            raise ValueError("actions must be finite and lie in [0, 1]")
+        if node_values.shape != (self.n_nodes,):
+            raise ValueError(
+                f"node_values must have shape ({self.n_nodes},), got {node_values.shape}"
+            )
+        if not np.all(np.isfinite(node_values)):
+            raise ValueError("observed node values must be finite (got NaN or inf)")
+        self.actions = np.vstack([self.actions, action])
+        self.values = np.vstack([self.values, node_values])
+
+    @property
+    def observed_objective(self) -> np.ndarray:
+        """``objective(x_t)`` of every observed round."""
+        return np.asarray(self.problem.objective(self.values), dtype=float)
+
+    @abstractmethod
+    def propose(self, seed: int) -> np.ndarray:
+        """The maximiser of the acquisition given the data (called after the design)."""
+
+    # ------------------------------------------------------------------ round loop
+
+    def select(self) -> np.ndarray:
+        """The round loop's interface: one replicate, ``(1, |A|)``."""
+        return self.suggest()[None, :]
+
+    def update(self, actions: np.ndarray, feedback: np.ndarray) -> None:
+        """The round loop's interface: ``actions`` (1, |A|), node values ``(1, nodes)``."""
+        self.observe(actions[0], np.asarray(feedback)[0])
+
+    # ------------------------------------------------------------------ helpers
+
+    def tensors(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The observed actions ``(n, |A|)`` and node values ``(n, nodes)`` as tensors."""
+        return torch.as_tensor(self.actions, dtype=DTYPE), torch.as_tensor(self.values, dtype=DTYPE)
+
+    def maximise(self, acquisition: AcquisitionFunction, dimension: int, seed: int) -> torch.Tensor:
+        """Multi-start L-BFGS-B over ``[0, 1]^dimension`` (BoTorch ``optimize_acqf``), restarts
+        batched; returns the best decision ``(dimension,)``."""
+        bounds = torch.stack(
+            [torch.zeros(dimension, dtype=DTYPE), torch.ones(dimension, dtype=DTYPE)]
+        )
+        candidate, _ = optimize_acqf(
+            acquisition,
+            bounds=bounds,
+            q=1,
+            num_restarts=self.optimiser.restarts * dimension,
+            raw_samples=self.optimiser.raw_samples * dimension,
+            options={"seed": seed, "maxiter": self.optimiser.max_iterations},
+        )
+        return candidate.detach()[0]
