@@ -29,83 +29,180 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
+
+from mutation_survivors import LISTED, classify
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "mutation.json"
 PKG = "src/causalbandits"
 
-# key -> (module file, test files that exercise it). Keep each test selection to a few seconds.
-MODULES: dict[str, tuple[str, list[str]]] = {
-    "ridge": (
+
+@dataclass(frozen=True)
+class Target:
+    """One mutation target: a module, the tests run against its mutants and, optionally, the
+    functions to mutate (``"name"`` or ``"Class.method"``; empty: the whole file).
+
+    ``acceptance``: part of the issue's mutation-testing acceptance set (the overall rate is
+    over these targets).
+    """
+
+    module: str
+    tests: tuple[str, ...]
+    functions: tuple[str, ...] = ()
+    acceptance: bool = True
+
+
+# Keep each test selection to a few seconds: a mutant costs one run of it.
+MODULES: dict[str, Target] = {
+    "ridge": Target(
         f"{PKG}/estimators/ridge.py",
-        ["tests/test_estimators.py", "tests/test_pinned_linsem.py", "tests/test_policies.py"],
+        (
+            "tests/test_estimators.py",
+            "tests/test_pinned_linsem.py",
+            "tests/test_pinned_ridge.py",
+            "tests/test_policies.py",
+        ),
     ),
-    "linsem": (
+    "linsem": Target(
         f"{PKG}/policies/linsem.py",
-        ["tests/test_pinned_linsem.py", "tests/test_policies.py"],
+        (
+            "tests/test_pinned_linsem.py",
+            "tests/test_pinned_linsem_policies.py",
+            "tests/test_policies.py",
+        ),
     ),
-    "propagation": (
+    "propagation": Target(
         f"{PKG}/estimators/propagation.py",
-        [
+        (
             "tests/test_estimators.py",
             "tests/test_pinned_linsem.py",
             "tests/test_pinned_environment.py",
-        ],
+            "tests/test_pinned_propagation.py",
+        ),
     ),
-    "discounted": (
+    "discounted": Target(
         f"{PKG}/estimators/discounted.py",
-        [
+        (
             "tests/test_discounted.py",
             "tests/test_delay.py",
             "tests/test_ndc_sem_policies.py",
+            "tests/test_pinned_discounted.py",
             "tests/test_pinned_semibandit_baselines.py",
-        ],
+        ),
     ),
-    "semibandit": (
+    "semibandit": Target(
         f"{PKG}/policies/semibandit.py",
-        ["tests/test_pinned_semibandit_baselines.py", "tests/test_ndc_sem_policies.py"],
+        (
+            "tests/test_pinned_semibandit_baselines.py",
+            "tests/test_pinned_cucb_cts.py",
+            "tests/test_ndc_sem_policies.py",
+        ),
     ),
-    "mutual_information": (
+    "mutual_information": Target(
         f"{PKG}/estimators/mutual_information.py",
-        ["tests/test_mutual_information.py", "tests/test_estimators.py"],
+        (
+            "tests/test_mutual_information.py",
+            "tests/test_pinned_mutual_information.py",
+            "tests/test_estimators.py",
+        ),
     ),
-    "lasso": (
+    "lasso": Target(
         f"{PKG}/estimators/lasso.py",
-        ["tests/test_lasso.py", "tests/test_estimators.py"],
+        ("tests/test_lasso.py", "tests/test_pinned_lasso.py", "tests/test_estimators.py"),
     ),
-    "linear_bandit": (
+    "linear_bandit": Target(
         f"{PKG}/envs/linear_bandit.py",
-        [
+        (
             "tests/test_environment.py",
             "tests/test_linear_sem.py",
             "tests/test_pinned_environment.py",
+            "tests/test_pinned_linear_bandit.py",
             "tests/test_deviations.py",
             "tests/test_pinned_linsem.py",
-        ],
+        ),
     ),
-    "ftrl": (
+    "ftrl": Target(
         f"{PKG}/policies/ftrl.py",
-        [
+        (
             "tests/test_ftrl.py",
+            "tests/test_pinned_ftrl.py",
             "tests/test_pinned_semibandit_baselines.py",
             "tests/test_ndc_sem_policies.py",
-        ],
+        ),
     ),
-    # The claim checks (robust_lcb/figures.py `_checks`, csl_ucb/bandits.py `claim_checks`) live
-    # in larger files; the whole file is mutated. No unit test imports robust_lcb/figures.py; the
-    # CLI tests only reach its catalogue entries.
-    "robust_lcb_checks": (
+    # The claim checks: only the verdict functions and the summaries they read are mutated
+    # (the rest of these files is plotting and report text).
+    "robust_lcb_checks": Target(
         f"{PKG}/papers/robust_lcb/figures.py",
-        ["tests/test_cli.py", "tests/test_cli_errors.py"],
+        ("tests/test_claims_robust_lcb.py",),
+        ("_checks", "_late_slope", "_final_table", "worst_case_regret"),
     ),
-    "csl_ucb_checks": (
+    "ndc_sem_synthetic_checks": Target(
+        f"{PKG}/papers/ndc_sem/synthetic_report.py",
+        ("tests/test_claims_ndc_sem.py",),
+        (
+            "claim_checks",
+            "final_means",
+            "_final_rows",
+            "_algorithm_order",
+            "_delays",
+            "optimality_ratio",
+            "ratio_groups",
+        ),
+    ),
+    "ndc_sem_covid_checks": Target(
+        f"{PKG}/papers/ndc_sem/covid_report.py",
+        ("tests/test_claims_ndc_sem.py",),
+        (
+            "claim_checks",
+            "selection_matrix",
+            "day_rows",
+            "primary_unit",
+            "learned_start",
+            "selection_dynamics",
+            "reward_summary",
+        ),
+    ),
+    # SEM-UCB (Nourani-Koliji et al.): the SEMSemiBandit skeleton with the undiscounted index;
+    # its statistics are "discounted" above and its graph learner "lasso".
+    "sem_ucb": Target(
+        f"{PKG}/policies/ndc_sem.py",
+        (
+            "tests/test_pinned_sem_ucb.py",
+            "tests/test_pinned_semibandit_baselines.py",
+            "tests/test_ndc_sem_policies.py",
+        ),
+        (
+            "SEMUCB.__init__",
+            "SEMSemiBandit.__init__",
+            "SEMSemiBandit.gamma",
+            "SEMSemiBandit.xi",
+            "SEMSemiBandit.reset",
+            "SEMSemiBandit.select",
+            "SEMSemiBandit.update",
+            "SEMSemiBandit.adjacency",
+            "DiscountedIndex.__post_init__",
+            "DiscountedIndex.statistics",
+            "LassoGraph.__post_init__",
+            "LassoGraph.learner",
+            "LassoGraph.feed",
+            "initialisation_matrix",
+            "_constant",
+        ),
+    ),
+    # Not in the issue's list (CSL-UCB's paper module is another work item's).
+    "csl_ucb_checks": Target(
         f"{PKG}/papers/csl_ucb/bandits.py",
-        ["tests/test_csl_ucb.py"],
+        ("tests/test_csl_ucb.py",),
+        ("claim_checks",),
+        acceptance=False,
     ),
 }
+
 
 STATUS_BY_EXIT_CODE = {
     1: "killed",
@@ -124,23 +221,27 @@ STATUS_BY_EXIT_CODE = {
 }
 
 
-def prepare_workdir(work: Path, module: str, tests: list[str]) -> None:
+def prepare_workdir(work: Path, target: Target) -> None:
     """A fresh scratch copy of the sources and tests with a module-specific mutmut config."""
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
+    copy_tree(work)
+    selection = "\n".join(f"    {t}" for t in target.tests)
+    (work / "setup.cfg").write_text(
+        "[mutmut]\n"
+        "source_paths = src\n"
+        f"only_mutate = {target.module}\n"
+        f"pytest_add_cli_args_test_selection =\n{selection}\n"
+        "pytest_add_cli_args =\n    -p\n    no:cacheprovider\n    -q\n"
+    )
+
+
+def copy_tree(work: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache")
     shutil.copytree(ROOT / "src", work / "src", ignore=ignore)
     shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
     shutil.copy2(ROOT / "pyproject.toml", work / "pyproject.toml")
-    selection = "\n".join(f"    {t}" for t in tests)
-    (work / "setup.cfg").write_text(
-        "[mutmut]\n"
-        "source_paths = src\n"
-        f"only_mutate = {module}\n"
-        f"pytest_add_cli_args_test_selection =\n{selection}\n"
-        "pytest_add_cli_args =\n    -p\n    no:cacheprovider\n    -q\n"
-    )
 
 
 def mutmut_exe() -> str:
@@ -148,13 +249,34 @@ def mutmut_exe() -> str:
     return str(exe) if exe.exists() else "mutmut"
 
 
+def mangled(function: str) -> str:
+    """mutmut's name of a function (``f`` -> ``x_f``, ``C.m`` -> ``xǁCǁm``)."""
+    if "." in function:
+        cls, method = function.split(".")
+        return f"xǁ{cls}ǁ{method}"
+    return f"x_{function}"
+
+
+def dotted(module: str) -> str:
+    """``src/causalbandits/a/b.py`` -> ``causalbandits.a.b`` (mutmut's mutant-name prefix)."""
+    return module.removeprefix("src/").removesuffix(".py").replace("/", ".")
+
+
+def selected(target: Target, name: str) -> bool:
+    """Whether mutant ``name`` lies in one of the target's functions (all when none given)."""
+    if not target.functions:
+        return True
+    func = name.split(".")[-1].rsplit("__mutmut_", 1)[0]
+    return func in {mangled(f) for f in target.functions}
+
+
 def function_spans(source: str) -> dict[str, tuple[int, int]]:
-    """mutmut's mangled function names (``f``, ``xǁClassǁmethod``) -> (first line, last line)."""
+    """mutmut's mangled function names (``x_f``, ``xǁClassǁmethod``) -> (first line, last line)."""
     spans: dict[str, tuple[int, int]] = {}
     tree = ast.parse(source)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            spans[node.name] = (node.lineno, node.end_lineno or node.lineno)
+            spans[f"x_{node.name}"] = (node.lineno, node.end_lineno or node.lineno)
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -187,10 +309,11 @@ def describe(work: Path, name: str, module: str, spans: dict, lines: list[str]) 
     }
 
 
-def collect(work: Path, module: str) -> dict:
+def collect(work: Path, target: Target) -> dict:
+    module = target.module
     meta = work / "mutants" / (module + ".meta")
     data = json.loads(meta.read_text())
-    codes = data.get("exit_code_by_key", {})
+    codes = {k: v for k, v in data.get("exit_code_by_key", {}).items() if selected(target, k)}
     counts: dict[str, int] = {}
     survivors = []
     source = (ROOT / module).read_text()
@@ -210,6 +333,7 @@ def collect(work: Path, module: str) -> dict:
     decided = killed + survived + timeouts + counts.get("no tests", 0)
     return {
         "module": module,
+        "functions": list(target.functions) or None,
         "mutants": len(codes),
         "killed": killed,
         "survived": survived,
@@ -231,19 +355,22 @@ def natural_key(name: str) -> tuple:
 
 
 def run_module(key: str, workroot: Path, max_children: int, rerun: bool = True) -> dict:
-    module, tests = MODULES[key]
+    target = MODULES[key]
     work = workroot / key
     if not rerun:  # re-read the results of an earlier run in the same work directory
-        result = collect(work, module)
-        result.update(key=key, tests=tests, wall_seconds=None)
+        result = collect(work, target)
+        result.update(key=key, tests=list(target.tests), wall_seconds=None)
         return result
-    prepare_workdir(work, module, tests)
+    prepare_workdir(work, target)
     # No PYTHONPATH to mutants/src: mutmut puts it on sys.path itself, and a path that does
     # not exist yet at start-up would be cached as unimportable.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # Restricted to some functions: mutmut still generates every mutant of the file but
+    # tests only those matching these patterns (the others stay "not checked").
+    patterns = [f"{dotted(target.module)}.{mangled(f)}__mutmut_*" for f in target.functions]
     start = time.perf_counter()
     proc = subprocess.run(
-        [mutmut_exe(), "run", "--max-children", str(max_children)],
+        [mutmut_exe(), "run", "--max-children", str(max_children), *patterns],
         cwd=work,
         env=env,
         capture_output=True,
@@ -251,12 +378,39 @@ def run_module(key: str, workroot: Path, max_children: int, rerun: bool = True) 
     )
     wall = time.perf_counter() - start
     (work / "mutmut-run.log").write_text(proc.stdout + "\n" + proc.stderr)
-    if not (work / "mutants" / (module + ".meta")).exists():
+    if not (work / "mutants" / (target.module + ".meta")).exists():
         tail = (proc.stdout + proc.stderr)[-3000:]
         raise RuntimeError(f"mutmut run failed for {key} (exit {proc.returncode}):\n{tail}")
-    result = collect(work, module)
-    result.update(key=key, tests=tests, wall_seconds=round(wall, 1))
+    result = collect(work, target)
+    result.update(key=key, tests=list(target.tests), wall_seconds=round(wall, 1))
     return result
+
+
+def classify_survivors(key: str, result: dict) -> None:
+    """Attach the recorded class (equivalent / harmless) and reason to every survivor."""
+    for s in result["survivors"]:
+        verdict = classify(key, s["original"], s["mutated"])
+        s["class"], s["reason"] = verdict if verdict else ("unclassified", "")
+
+
+def overall(modules: dict) -> dict:
+    """Totals over the acceptance targets present in the results."""
+    keys = [k for k in MODULES if MODULES[k].acceptance and k in modules]
+    total = {f: sum(modules[k][f] for k in keys) for f in ("mutants", "killed", "survived")}
+    total["timeouts"] = sum(modules[k]["timeouts"] for k in keys)
+    total["no_tests"] = sum(modules[k]["no_tests"] for k in keys)
+    decided = total["killed"] + total["survived"] + total["timeouts"] + total["no_tests"]
+    total["kill_rate"] = round((total["killed"] + total["timeouts"]) / decided, 4)
+    classes: dict[str, int] = {}
+    for k in keys:
+        for s in modules[k]["survivors"]:
+            classes[s.get("class", "unclassified")] = (
+                classes.get(s.get("class", "unclassified"), 0) + 1
+            )
+    total["survivor_classes"] = classes
+    total["keys"] = keys
+    total["wall_seconds"] = round(sum(modules[k]["wall_seconds"] or 0 for k in keys), 1)
+    return total
 
 
 def report(r: dict) -> None:
@@ -268,7 +422,65 @@ def report(r: dict) -> None:
         f"kill rate {rate}; {r['wall_seconds']} s"
     )
     for s in r["survivors"]:
-        print(f"    {s['status'].upper():<9} {s['location']}: {s['original']}  ->  {s['mutated']}")
+        print(
+            f"    {s['status'].upper():<9} {s['location']}: {s['original']}  ->  {s['mutated']}"
+            f"  [{s.get('class', '?')}]"
+        )
+
+
+# --------------------------------------------------------------------- the listed mutants
+
+
+def run_listed(workroot: Path) -> dict:
+    """Apply each hand-written mutant of :data:`LISTED` to a scratch copy and run the tests
+    of its target; every one must make them fail."""
+    work = workroot / "listed"
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    copy_tree(work)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(work / "src")
+    results = {}
+    for mutant in LISTED:
+        path = work / MODULES[mutant.key].module
+        original = path.read_text()
+        if original.count(mutant.old) != 1:
+            raise RuntimeError(f"{mutant.name}: {mutant.old!r} must occur exactly once")
+        path.write_text(original.replace(mutant.old, mutant.new))
+        try:
+            start = time.perf_counter()
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-x",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    *MODULES[mutant.key].tests,
+                ],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            wall = time.perf_counter() - start
+        finally:
+            path.write_text(original)
+        failed = re.findall(r"^FAILED (\S+)", proc.stdout, flags=re.MULTILINE)
+        killed = proc.returncode == 1 and bool(failed)
+        results[mutant.name] = {
+            "key": mutant.key,
+            "original": mutant.old.strip(),
+            "mutated": mutant.new.strip(),
+            "killed": killed,
+            "killed_by": failed[:1],
+            "wall_seconds": round(wall, 1),
+        }
+        print(f"{'KILLED' if killed else 'SURVIVED':<9} {mutant.name}: {failed[:1]}")
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,28 +499,94 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="re-read the results left in --workdir by an earlier run instead of rerunning",
     )
+    parser.add_argument(
+        "--listed",
+        action="store_true",
+        help="(only) check that every hand-written mutant of LISTED is killed",
+    )
     args = parser.parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)
     if args.list:
-        for key, (module, tests) in MODULES.items():
-            print(f"{key:<20} {module}  <-  {' '.join(tests)}")
+        for key, target in MODULES.items():
+            only = f" [{', '.join(target.functions)}]" if target.functions else ""
+            print(f"{key:<26} {target.module}{only}  <-  {' '.join(target.tests)}")
         return 0
+    summary = json.loads(args.output.read_text()) if args.output.exists() else {"modules": {}}
+    summary["tool"] = f"mutmut {version('mutmut')}"
+    if args.listed:
+        summary["listed"] = run_listed(args.workdir)
+        write(summary, args.output)
+        return 0 if all(r["killed"] for r in summary["listed"].values()) else 1
     keys = args.modules or list(MODULES)
     unknown = [k for k in keys if k not in MODULES]
     if unknown:
         parser.error(f"unknown module key(s) {unknown}; choose from {list(MODULES)}")
-    summary = json.loads(args.output.read_text()) if args.output.exists() else {"modules": {}}
     for key in keys:
         result = run_module(key, args.workdir, args.max_children, rerun=not args.collect_only)
         if result["wall_seconds"] is None:  # --collect-only keeps the recorded wall time
             result["wall_seconds"] = summary["modules"].get(key, {}).get("wall_seconds")
+        classify_survivors(key, result)
         report(result)
         result["finished_utc"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         summary["modules"][key] = result
-        summary["tool"] = f"mutmut {version('mutmut')}"
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        write(summary, args.output)
     return 0
+
+
+def write(summary: dict, output: Path) -> None:
+    """The JSON summary (with the overall rate over the acceptance targets) and, beside it,
+    the survivors' classification as markdown."""
+    summary["modules"] = {k: summary["modules"][k] for k in MODULES if k in summary["modules"]}
+    for key, result in summary["modules"].items():
+        classify_survivors(key, result)
+    summary["overall"] = overall(summary["modules"])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    output.with_name(output.stem + "_survivors.md").write_text(survivors_markdown(summary))
+
+
+def survivors_markdown(summary: dict) -> str:
+    lines = [
+        "# Mutation testing: the surviving mutants and why each is acceptable",
+        "",
+        "Written by `benchmarks/mutation.py` from `mutation.json`; the classes and reasons come "
+        "from `benchmarks/mutation_survivors.py`. *equivalent*: no input can tell the mutant "
+        "from the original (same results, at most a different speed or memory use); "
+        "*harmless*: observable only outside the documented use (inputs the callers never "
+        "pass, floating-point ties of measure zero, a convergence loop's speed).",
+        "",
+    ]
+    total = summary.get("overall")
+    if total:
+        lines += [
+            f"Overall (acceptance targets): {total['mutants']} mutants, kill rate "
+            f"{100 * total['kill_rate']:.1f}%; survivors by class: {total['survivor_classes']}.",
+            "",
+        ]
+    for key, r in summary["modules"].items():
+        lines += [
+            f"## {key} (`{r['module']}`): {r['survived'] + r['no_tests']} survivors of "
+            f"{r['mutants']}, kill rate {100 * r['kill_rate']:.1f}%",
+            "",
+        ]
+        if not r["survivors"]:
+            continue
+        lines += ["| line | original -> mutated | class | why |", "|---|---|---|---|"]
+        for s in r["survivors"]:
+            line = s["location"].rsplit(":", 1)[1]
+            change = f"`{s['original']}` -> `{s['mutated']}`".replace("|", "\\|")
+            lines.append(f"| {line} | {change} | {s['class']} | {s['reason']} |")
+        lines.append("")
+    listed = summary.get("listed")
+    if listed:
+        lines += ["## The listed mutants (hand-written, `--listed`)", ""]
+        lines += ["| mutant | killed | by |", "|---|---|---|"]
+        for name, r in listed.items():
+            lines.append(
+                f"| {name} | {'yes' if r['killed'] else 'NO'} | {', '.join(r['killed_by'])} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
