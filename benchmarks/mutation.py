@@ -3,18 +3,24 @@
 Usage::
 
     pip install -e ".[test,mutation]"
-    python benchmarks/mutation.py                 # every module in MODULES
+    python benchmarks/mutation.py                 # every target in MODULES
     python benchmarks/mutation.py ridge linsem    # a selection, by key
-    python benchmarks/mutation.py --list          # the module keys and their tests
+    python benchmarks/mutation.py --list          # the targets and their tests
+    python benchmarks/mutation.py --listed        # the hand-written mutants of the issue
 
-Each module is mutated in its own scratch copy of the repository (``--workdir``, by default
+Each target is mutated in its own scratch copy of the repository (``--workdir``, by default
 ``$TMPDIR/causalbandits-mutation/<key>``), with a ``setup.cfg`` that tells mutmut to mutate only
 that file and to run only the test files mapped to it below, so one mutant costs a few seconds
-of tests rather than the whole suite. The repository itself is never modified and needs no
-mutmut configuration. Per module the script prints the number of mutants, killed, survived,
-timeouts, the kill rate (killed / (killed + survived + timeouts)) and every survivor as
-``file:line`` with the mutated line, and merges a summary into
-``benchmarks/results/mutation.json`` (results of modules not rerun are kept).
+of tests rather than the whole suite. A target may name functions: mutmut then tests only
+their mutants (the others of the file are neither run nor counted). The repository itself is
+never modified and needs no mutmut configuration. Per target the script prints the number of
+mutants, killed, survived, timeouts, the kill rate ((killed + timeouts) / all decided) and
+every survivor as ``file:line`` with the mutated line and its class from
+``mutation_survivors.py`` (equivalent / harmless, with the reason), and merges a summary into
+``benchmarks/results/mutation.json`` (results of targets not rerun are kept; ``overall`` is
+over the targets of the issue's acceptance set) and ``mutation_survivors.md`` beside it.
+``--listed`` applies each hand-written mutant of ``mutation_survivors.LISTED`` to a scratch
+copy, runs the target's tests and records whether they fail (every one must).
 """
 
 from __future__ import annotations
@@ -559,8 +565,10 @@ def survivors_markdown(summary: dict) -> str:
     total = summary.get("overall")
     if total:
         lines += [
-            f"Overall (acceptance targets): {total['mutants']} mutants, kill rate "
-            f"{100 * total['kill_rate']:.1f}%; survivors by class: {total['survivor_classes']}.",
+            f"Overall (the issue's targets): {total['mutants']} mutants, kill rate "
+            f"{100 * total['kill_rate']:.1f}%; survivors: "
+            + ", ".join(f"{n} {c}" for c, n in sorted(total["survivor_classes"].items()))
+            + ".",
             "",
         ]
     for key, r in summary["modules"].items():
@@ -575,16 +583,17 @@ def survivors_markdown(summary: dict) -> str:
         for s in r["survivors"]:
             line = s["location"].rsplit(":", 1)[1]
             change = f"`{s['original']}` -> `{s['mutated']}`".replace("|", "\\|")
-            lines.append(f"| {line} | {change} | {s['class']} | {s['reason']} |")
+            reason = s["reason"].replace("|", "\\|")
+            lines.append(f"| {line} | {change} | {s['class']} | {reason} |")
         lines.append("")
     listed = summary.get("listed")
     if listed:
         lines += ["## The listed mutants (hand-written, `--listed`)", ""]
         lines += ["| mutant | killed | by |", "|---|---|---|"]
         for name, r in listed.items():
-            lines.append(
-                f"| {name} | {'yes' if r['killed'] else 'NO'} | {', '.join(r['killed_by'])} |"
-            )
+            escaped = name.replace("|", "\\|")
+            killed = "yes" if r["killed"] else "NO"
+            lines.append(f"| {escaped} | {killed} | {', '.join(r['killed_by'])} |")
         lines.append("")
     return "\n".join(lines)
 

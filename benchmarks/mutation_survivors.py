@@ -159,7 +159,7 @@ NO_OP_RESHAPE = "reshape(None) keeps the shape, and the array is already in that
 PADDING = "one more padding row/slot/column that is never indexed"
 SWEEPS = (
     "a default of one more ascent sweep can only raise the (feasible) value of eq. 18 and "
-    "costs time; on every tested problem the ascent has converged after one sweep"
+    "costs time; in the tests the ascent has converged after one sweep"
 )
 MAX_ITER = "only a loop that has not converged by the original cap reaches the new one"
 STRICT_ZIP = "the zipped sequences have equal lengths by construction"
