@@ -158,6 +158,8 @@ MODULES: dict[str, Target] = {
             "_delays",
             "optimality_ratio",
             "ratio_groups",
+            "outcome",
+            "paired_table",
         ),
     ),
     "ndc_sem_covid_checks": Target(

@@ -103,9 +103,14 @@ def test_synthetic_lowest_regret_fails_at_one_delay_only():
     assert {c.text: c.ours for c in claims}[OVERALL] == "best: D = 5: NDC-SEM, D = 20: SEM-UCB"
 
 
-def test_synthetic_the_oracle_is_not_a_competitor():
-    """The oracle's zero regret does not beat NDC-SEM: it is left out of the comparisons."""
-    found = synthetic_verdicts(picture())
+def test_synthetic_the_oracle_and_ndc_sems_variants_are_not_competitors():
+    """The oracle's zero regret and NDC-SEM's own variants (pending, xi tuned) do not beat
+    NDC-SEM: they are left out of the comparisons."""
+    results = picture()
+    for delay in (5, 20):
+        results[delay][synthetic_report.PENDING] = (50.0, [0.9, 0.9, 0.9])
+        results[delay][synthetic_report.TUNED_XI] = (60.0, [0.9, 0.9, 0.9])
+    found = synthetic_verdicts(results)
     assert found[kinds(5)["best"]] is True and found[OVERALL] is True
 
 
@@ -225,10 +230,73 @@ def test_final_means_are_at_the_last_round():
     assert means.loc[(5, "SEM-UCB")] == 300.0 and means.loc[(20, "Random")] == 1000.0
 
 
+@pytest.mark.parametrize(
+    ("differences", "expected"),
+    [
+        ([-3.0, -5.0], "wins"),  # mean -4, se 1: below -2 se
+        ([-1.0, -3.0], "ties"),  # mean + 2 se = 0 exactly: not below
+        ([1.0, 3.0], "ties"),  # mean - 2 se = 0 exactly: not above
+        ([3.0, 5.0], "loses"),
+        ([-1.0, 1.0], "ties"),
+    ],
+)
+def test_paired_outcome_thresholds_at_two_standard_errors(differences, expected):
+    assert synthetic_report.outcome(np.array(differences)) == expected
+
+
+def final_table(regrets: dict[tuple[int, str], list[float]], xi: float = 1e-6) -> pd.DataFrame:
+    """Final rows only: ``(delay, algorithm) -> regret per replicate``."""
+    rows = [
+        {
+            "delay": delay,
+            "algorithm": algorithm,
+            "replicate": replicate,
+            "t": 300,
+            "cum_regret": value,
+            "xi": xi if algorithm != "SEM-UCB" else 0.25,
+        }
+        for (delay, algorithm), values in regrets.items()
+        for replicate, value in enumerate(values)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_paired_table_per_delay_and_variant():
+    pending = synthetic_report.PENDING
+    table = synthetic_report.paired_table(
+        final_table(
+            {
+                (5, "SEM-UCB"): [10.0, 20.0, 30.0],
+                (5, "NDC-SEM"): [7.0, 16.0, 28.0],  # differences -3, -4, -2
+                (5, pending): [12.0, 20.0, 30.0],  # 2, 0, 0
+                (20, "SEM-UCB"): [10.0, 10.0, 10.0],
+                (20, "NDC-SEM"): [20.0, 22.0, 24.0],  # 10, 12, 14
+                (20, pending): [10.0, 10.0, 10.0],
+                (5, "CUCB"): [1.0, 1.0, 1.0],  # not an NDC-SEM variant
+                (20, "CUCB"): [1.0, 1.0, 1.0],
+            }
+        )
+    )
+    assert list(zip(table["delay"], table["algorithm"], strict=True)) == [
+        (5, "NDC-SEM"),
+        (20, "NDC-SEM"),
+        (5, pending),
+        (20, pending),
+    ]
+    np.testing.assert_allclose(table["mean"], [-3.0, 12.0, 2 / 3, 0.0])
+    np.testing.assert_allclose(table["se"], [np.sqrt(1 / 3), np.sqrt(4 / 3), np.sqrt(4 / 9), 0])
+    assert list(table["lower"]) == [3, 0, 0, 0]
+    assert list(table["replicates"]) == [3, 3, 3, 3]
+    assert list(table["outcome"]) == ["wins", "loses", "ties", "ties"]
+    assert list(table["xi"]) == [1e-6] * 4
+    without = final_table({(5, "NDC-SEM"): [1.0, 2.0], (5, "CUCB"): [3.0, 4.0]})
+    assert synthetic_report.paired_table(without).empty
+
+
 # ------------------------------------------------------------------------ Covid report
 
 N = 21  # regions
-EXPERIMENT = SimpleNamespace(change_point=40, featured_seed=1, delay=3)  # learned from 25
+EXPERIMENT = SimpleNamespace(change_point=40, featured_replicate=1, delay=3)  # learned from 25
 HORIZON = 50
 TUNED = covid_report.TUNED
 DEFAULT_EPS = (0.5, 0.5, 0.6)
@@ -242,20 +310,21 @@ def covid_table(
     policies: tuple[str, ...] = ("NDC-SEM", "SEM-UCB"),
     per_unit: dict[str, dict] | None = None,
 ) -> pd.DataFrame:
-    """Day rows for seeds 0 and 1 of ``policies`` in each unit. ``selections[(policy, seed)]``
-    maps the first day of a stretch to the regions selected from then on (default "ABR;CAM"
-    throughout); ``rewards[(policy, seed)]`` is the daily reward from the change point on
-    (1.0 before, and 1.0 by default); ``eps[day] = (eps, eps_all, eps_empty)`` of NDC-SEM's
-    learner (default (0.5, 0.5, 0.6); SEM-UCB's rows get the defaults). ``per_unit[unit]``
-    replaces any of these three for one unit."""
+    """Day rows for replicates 0 and 1 of ``policies`` in each unit.
+    ``selections[(policy, replicate)]`` maps the first day of a stretch to the regions
+    selected from then on (default "ABR;CAM" throughout); ``rewards[(policy, replicate)]`` is
+    the daily reward from the change point on (1.0 before, and 1.0 by default);
+    ``eps[day] = (eps, eps_all, eps_empty)`` of NDC-SEM's learner (default (0.5, 0.5, 0.6);
+    SEM-UCB's rows get the defaults). ``per_unit[unit]`` replaces any of these three for one
+    unit."""
     rows = []
     for unit in units:
         options = {"selections": selections, "rewards": rewards, "eps": eps}
         options |= (per_unit or {}).get(unit, {})
         for policy in policies:
-            for seed in (0, 1):
-                stretches = (options["selections"] or {}).get((policy, seed), {1: "ABR;CAM"})
-                after = (options["rewards"] or {}).get((policy, seed), 1.0)
+            for replicate in (0, 1):
+                stretches = (options["selections"] or {}).get((policy, replicate), {1: "ABR;CAM"})
+                after = (options["rewards"] or {}).get((policy, replicate), 1.0)
                 for day in range(1, HORIZON + 1):
                     start = max(d for d in stretches if d <= day)
                     own = options["eps"] if policy == "NDC-SEM" else None
@@ -265,7 +334,7 @@ def covid_table(
                             "record": "day",
                             "unit": unit,
                             "policy": policy,
-                            "seed": seed,
+                            "replicate": replicate,
                             "day": day,
                             "selected": stretches[start],
                             "reward": after if day >= EXPERIMENT.change_point else 1.0,
@@ -274,7 +343,9 @@ def covid_table(
                             "eps_empty": e_empty,
                         }
                     )
-    rows.append({"record": "tuning", "unit": units[0], "policy": "NDC-SEM", "seed": 0, "day": 0})
+    rows.append(
+        {"record": "tuning", "unit": units[0], "policy": "NDC-SEM", "replicate": 0, "day": 0}
+    )
     return pd.DataFrame(rows)
 
 
@@ -288,7 +359,7 @@ LEARNS = {13: (0.9, 0.8, 0.6), HORIZON: (0.3, 0.4, 0.6)}
 
 
 def test_covid_the_papers_picture_holds():
-    """The featured seed's NDC-SEM adds Marche at the change point (it played Marche only in
+    """The featured replicate's NDC-SEM adds Marche at the change point (it played Marche only in
     its initialisation, which does not count); NDC-SEM earns more after day 40; the graph
     error falls from day 13 to day 50 and ends below the empty graph's."""
     df = covid_table(ADAPTS, WINS, LEARNS)
@@ -297,12 +368,12 @@ def test_covid_the_papers_picture_holds():
     assert [(c.text, c.ours, c.holds) for c in claims] == [
         (
             f"{claims_text['fig4']} -- check: at least one region chosen by NDC-SEM on days "
-            "40-50 but not on days 25-39 (featured seed 1)",
-            "seed 1: MAR; seeds with >= 1 such region: 1/2",
+            "40-50 but not on days 25-39 (featured replicate 1)",
+            "replicate 1: MAR; replicates with >= 1 such region: 1/2",
             True,
         ),
         (
-            f"{claims_text['fig9']} -- check: mean over seeds of the sum over days 40-50",
+            f"{claims_text['fig9']} -- check: mean over replicates of the sum over days 40-50",
             # days 40..50: 11 x 1.5 and 11 x 1.2 against 11 x 1.0
             "NDC-SEM 14.850 ± 1.650, SEM-UCB 11.000 ± 0.000 (paired difference 3.850 ± 1.650)",
             True,
@@ -326,9 +397,9 @@ def test_covid_the_papers_picture_holds():
     ]
 
 
-def test_covid_adaptation_is_read_on_the_featured_seed_only():
-    other_seed = {("NDC-SEM", 0): {1: "ABR;CAM", 40: "ABR;MAR"}}
-    assert covid_verdicts(covid_table(other_seed, WINS, LEARNS))[0] is False
+def test_covid_adaptation_is_read_on_the_featured_replicate_only():
+    other_replicate = {("NDC-SEM", 0): {1: "ABR;CAM", 40: "ABR;MAR"}}
+    assert covid_verdicts(covid_table(other_replicate, WINS, LEARNS))[0] is False
     sem_ucb = {("SEM-UCB", 1): {1: "ABR;CAM", 40: "ABR;MAR"}}
     assert covid_verdicts(covid_table(sem_ucb, WINS, LEARNS))[0] is False
     # a region dropped at the change point is no region "only after"
@@ -358,7 +429,7 @@ def test_covid_higher_reward_is_strict_and_counts_from_the_change_point():
     assert windows.loc["before", "diff_mean"] == 0.0
     assert windows.loc["total", "NDC-SEM_mean"] == pytest.approx(39.0 + 14.85)
     assert windows.loc["total", "SEM-UCB_mean"] == 50.0
-    assert list(windows["ndc_wins"]) == [0, 2, 2] and list(windows["seeds"]) == [2, 2, 2]
+    assert list(windows["ndc_wins"]) == [0, 2, 2] and list(windows["replicates"]) == [2, 2, 2]
     small = covid_report.reward_summary(covid_table(ADAPTS, barely, LEARNS), "max", 40)
     assert list(small["ndc_wins"]) == [0, 1, 1]  # a tie is no win; 0.5 is one
 
@@ -410,7 +481,7 @@ def test_covid_tuned_ndc_sem_is_checked_on_its_own_rows():
     assert claims[1].ours.startswith("NDC-SEM (tuned) 16.500 ± 0.000, SEM-UCB 11.000")
 
 
-def test_covid_selection_dynamics_per_seed():
+def test_covid_selection_dynamics_per_replicate():
     matrix = covid_report.selection_matrix(["ABR;MAR", "", "VDA"])
     assert matrix.dtype == bool and matrix.shape == (3, N)
     np.testing.assert_array_equal(np.flatnonzero(matrix[0]), [0, 9])

@@ -171,12 +171,13 @@ def test_policy_solves_with_its_own_hybrid_weight():
 
 
 def test_delayed_items_update_the_running_scale_of_their_replicate():
-    """Two items of replicate 2 arrive (maxima 5 and 7), none of replicates 0 and 1."""
+    """Two items of replicate 2 arrive (observations 5 and 7 on every arm, so on the played
+    ones), none of replicates 0 and 1."""
     policy = FTRLHybrid(problem(3, 1))
     policy.reset(np.random.SeedSequence(6).spawn(3))
     first = policy.select()
     second = policy.select()
-    observed = np.array([[5.0, 1.0, 0.0], [2.0, 7.0, 3.5]])
+    observed = np.array([[5.0, 5.0, 5.0], [7.0, 7.0, 7.0]])
     items = DelayedFeedback(
         np.array([1, 2]),
         np.array([2, 2]),

@@ -66,7 +66,7 @@ def test_sem_ucb_presets():
     policy = SEMUCB(problem, lam=0.2, lasso_sweeps=3)
     assert policy.graph == LassoGraph(0.2, 3) and policy.index == SEM_UCB_INDEX
     assert SEMUCB(problem).graph == LassoGraph(1e-2, 5)
-    assert policy.initial_rounds == 5  # SEM-UCB does not wait for delayed feedback
+    assert policy.initial_rounds == 5  # H once, then arms without feedback at random
     policy.reset(np.random.SeedSequence(0).spawn(2))
     assert policy.lasso.max_sweeps == 3 and policy.lasso.tol == 1e-8
 
@@ -79,17 +79,22 @@ def test_super_arm_size_and_graph_input_options():
     with pytest.raises(ValueError, match=r"^graph_input must be 'z' or 'b', got 'y'$"):
         SEMUCB(SemiBanditProblem(4, 2, 10), graph_input="y")
     assert SEMUCB(SemiBanditProblem(4, 2, 10), graph_input="b").graph_input == "b"
+    with pytest.raises(ValueError, match=r"^start_rule must be one of \('random', 'cycle'\)"):
+        NDCSEM(SemiBanditProblem(4, 2, 10), start_rule="wait")
+    assert SEMUCB(SemiBanditProblem(4, 2, 10)).start_rule == "random"
 
 
 def test_structure_and_delay_come_from_the_problem():
     bare = SimpleNamespace(n_arms=4, super_arm_size=2)  # no order, no delay announced
-    assert SEMUCB(bare).structure == "dag" and NDCSEM(bare).initial_rounds == 4
+    assert SEMUCB(bare).structure == "dag"
+    assert NDCSEM(bare, start_rule="cycle").initial_rounds == 4
     cyclic = SemiBanditProblem(4, 2, 10, upper_triangular=False, delay=3)
     policy = SEMUCB(cyclic)
     assert policy.structure == "cyclic"
     policy.reset(np.random.SeedSequence(0).spawn(1))
     np.testing.assert_array_equal(policy.lasso.support, ~np.eye(4, dtype=bool))
-    assert NDCSEM(cyclic).initial_rounds == 4 + 3
+    assert NDCSEM(cyclic, start_rule="cycle").initial_rounds == 4 + 3
+    assert NDCSEM(cyclic).initial_rounds == 4  # the default start rule plays H once
 
 
 @dataclass(frozen=True)
