@@ -434,6 +434,11 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         DTYPE_FLOAT_INPUT,
     ),
     # ------------------------------------------------------------------ ftrl
+    ("ftrl", "played = np.zeros(observed.shape, dtype=bool)"): (
+        E,
+        "the mask is filled from the stored boolean super arms; float 0/1 entries select "
+        "and weight exactly as booleans do",
+    ),
     ("ftrl", "lo = np.where(f < 0, x, lo)"): (
         E,
         "at f = 0 the element is already done (|f| <= ftol) and keeps x",
@@ -525,10 +530,6 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         E,
         DTYPE_FLOAT_INPUT,
     ),
-    ("ftrl", "np.maximum.at(self._scale, rows, observed.max(axis=1))"): (
-        E,
-        "undelayed feedback has rows = arange(R), which indexing with None reproduces",
-    ),
     ("ftrl", "reward = np.clip(observed / np.where(scale > 0, scale, 1.0), 0.0, 1.0)"): (
         E,
         "a scale <= 0 means every observation so far is <= 0: divided by 1 or 2 it clips to 0",
@@ -597,11 +598,6 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         "sem_ucb",
         "self.graph.feed(self.lasso, arrived.rounds, received, arrived.y, exogenous)",
     ): (E, "LassoGraph.feed does not read the rounds (the validated learner does)"),
-    (
-        "sem_ucb",
-        "super().__init__(problem, SEM_UCB_INDEX, LassoGraph(lam, lasso_sweeps), graph_input, "
-        "False)",
-    ): (E, "None is falsy like False: SEM-UCB does not wait for delayed feedback either way"),
     # ------------------------------------------------------------------ robust_lcb_checks
     (
         "robust_lcb_checks",

@@ -237,6 +237,8 @@ def test_final_means_are_at_the_last_round():
         ([-1.0, -3.0], "ties"),  # mean + 2 se = 0 exactly: not below
         ([1.0, 3.0], "ties"),  # mean - 2 se = 0 exactly: not above
         ([3.0, 5.0], "loses"),
+        ([0.5, 0.7], "loses"),  # mean 0.6, se 0.1: a small loss is still a loss
+        ([-0.5, -0.7], "wins"),
         ([-1.0, 1.0], "ties"),
     ],
 )
