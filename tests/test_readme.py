@@ -1,5 +1,6 @@
 """The README's Python example runs as written."""
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -14,7 +15,10 @@ def test_readme_example_runs(tmp_path, monkeypatch):
     blocks = python_blocks()
     assert blocks, "the README has no Python example"
     monkeypatch.chdir(tmp_path)
+    gp_installed = importlib.util.find_spec("botorch") is not None
     for block in blocks:
+        if "policies.excbo" in block and not gp_installed:
+            continue  # the causal-BO example needs the gp extra (tests/conftest.py)
         exec(compile(block, str(README), "exec"), {})
     assert (tmp_path / "regret.png").stat().st_size > 1000
 
