@@ -136,6 +136,26 @@ def dropwave(
     )
 
 
+def noiseless_chain_bandit(
+    network: FunctionNetwork,
+    noise: NoiseModel,
+    horizon: int | None,
+    optimal_action: np.ndarray,
+    sigma: float,
+) -> FunctionNetworkBandit:
+    """The bandit of a chain whose nodes are linear in their parent with additive zero-mean
+    noise (Alpine2, Rosenbrock): ``E[y | a]`` is the noiseless network's last node."""
+    zero = np.zeros(network.n_nodes)
+    return FunctionNetworkBandit(
+        network,
+        noise,
+        default_horizon(network.n_actions) if horizon is None else horizon,
+        lambda a: network.evaluate(a, zero)[..., -1],
+        optimal_action,
+        noise_std=sigma,
+    )
+
+
 def alpine2_factor(x: np.ndarray) -> np.ndarray:
     """``h(x) = sqrt(x) sin(x)`` on ``[0, 10]``, Alpine2's per-node factor."""
     return np.sqrt(x) * np.sin(x)
@@ -164,15 +184,7 @@ def alpine2(
     x_max, _ = maximise_1d(alpine2_factor, 0.0, 10.0)
     x_min, _ = maximise_1d(lambda x: -alpine2_factor(x), 0.0, 10.0)
     optimal = np.array([x_min / 10.0] + [x_max / 10.0] * 5)
-    zero = np.zeros(6)
-    return FunctionNetworkBandit(
-        network,
-        noise_model,
-        default_horizon(6) if horizon is None else horizon,
-        lambda a: network.evaluate(a, zero)[..., -1],
-        optimal,
-        noise_std=sigma,
-    )
+    return noiseless_chain_bandit(network, noise_model, horizon, optimal, sigma)
 
 
 def rosenbrock_term(x: np.ndarray, x_next: np.ndarray) -> np.ndarray:
@@ -202,12 +214,4 @@ def rosenbrock(
     mechanisms: list[Mechanism] = [lambda z, a, u: term(a) + u]
     mechanisms += [lambda z, a, u: term(a) + z[..., 0] + u] * 3
     network = FunctionNetwork(_chain(4), mechanisms, [[i, i + 1] for i in range(4)], 5)
-    zero = np.zeros(4)
-    return FunctionNetworkBandit(
-        network,
-        noise_model,
-        default_horizon(5) if horizon is None else horizon,
-        lambda a: network.evaluate(a, zero)[..., -1],
-        np.full(5, 0.75),
-        noise_std=sigma,
-    )
+    return noiseless_chain_bandit(network, noise_model, horizon, np.full(5, 0.75), sigma)
