@@ -25,7 +25,7 @@ import torch
 from botorch.acquisition import AcquisitionFunction
 from botorch.models import SingleTaskGP
 
-from causalbandits.estimators.gp import DTYPE, training_prior
+from causalbandits.estimators.gp import training_prior
 
 
 @dataclass(frozen=True)
@@ -194,11 +194,6 @@ class GPNetwork:
                 value = value + noise[:, i]
             values[i] = value
         return torch.stack(values, dim=-1)
-
-
-def as_tensor(values: object) -> torch.Tensor:
-    """A float64 tensor of ``values`` (numpy array or tensor)."""
-    return torch.as_tensor(values, dtype=DTYPE)
 
 
 class NetworkAcquisition(AcquisitionFunction):
