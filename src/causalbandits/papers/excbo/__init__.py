@@ -48,6 +48,7 @@ EXPERIMENTS = {
             "excbo-alpine2",
             "excbo-rosenbrock",
             "excbo-dropwave-beta",
+            "excbo-dropwave-design",
             "excbo-dropwave-noise",
             "excbo-rosenbrock-noise",
         )

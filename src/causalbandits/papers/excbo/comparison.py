@@ -358,7 +358,8 @@ QUICK = {"replicates": 2, "rounds": 6}
 
 #: The catalogue's comparisons (name -> fields): Figs 9, 3 and 10 (4 seeds, T = 50), the
 #: beta sensitivity behind EXCBO's default (decisions: excbo 8; 3 seeds under a root seed
-#: disjoint from the reported runs', 30 rounds) and the EXCBO-only noise studies of Figs 12
+#: disjoint from the reported runs', 30 rounds), Dropwave with 20 initial samples (the
+#: paper's upper bound; a sensitivity of ours) and the EXCBO-only noise studies of Figs 12
 #: and 14 (Gaussian noise, 20 initial samples, 9 seeds).
 PRESETS: dict[str, dict[str, Any]] = {
     "excbo-dropwave": {
@@ -392,6 +393,14 @@ PRESETS: dict[str, dict[str, Any]] = {
         "replicates": 3,
         "seed": 99,
         "description": "EXCBO's beta on Dropwave (the sensitivity behind its default)",
+    },
+    "excbo-dropwave-design": {
+        "problem": "dropwave",
+        "figure": "sensitivity",
+        "sigmas": (0.05,),
+        "methods": ALL_METHODS,
+        "n_init": 20,
+        "description": "Dropwave sensitivity: 20 initial samples (the paper's upper bound)",
     },
     **{
         f"excbo-{problem}-noise": {
