@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -13,7 +14,7 @@ from causalbandits.envs.bo_problems import dropwave
 from causalbandits.estimators.gp_network import NetworkAcquisition
 from causalbandits.experiments.recorders import CumulativeRegret, OptimisationTrace
 from causalbandits.experiments.simulate import simulate
-from causalbandits.papers.excbo.comparison import BOComparison
+from causalbandits.papers.excbo.comparison import BOComparison, dropwave_diagnosis
 from causalbandits.policies.bo_baselines import EICF, GPUCB, MCBO
 from causalbandits.policies.causal_bo import AcquisitionOptimiser
 from causalbandits.policies.excbo import EXCBO
@@ -191,3 +192,20 @@ def test_comparison_refuses_bad_configurations() -> None:
         BOComparison(n_init=0)
     grid = BOComparison(methods=("EXCBO",), betas=(0.5, 2.0), sigmas=(0.05, 0.2))
     assert [grid.seed_setting(s) for s in range(len(grid.points()))] == [0, 0, 1, 1]
+
+
+def test_dropwave_diagnosis_counts_the_seeds_that_play_at_the_centre() -> None:
+    """Seed 0 ends at the centre (a = 0.5), seed 1 in a corner; only seed 0's design has a
+    point near the peak (r < 2.5)."""
+    rows = []
+    for seed, late_action, design_action in ((0, 0.5, 0.6), (1, 1.0, 1.0)):
+        for rnd in range(-2, 21):
+            a = design_action if rnd <= 0 else late_action
+            reward = 0.5 if a == 0.5 else 0.1
+            rows.append(
+                {"sigma": 0.05, "method": "EXCBO", "replicate": seed, "round": rnd,
+                 "a0": a, "a1": a, "expected_reward": reward}
+            )  # fmt: skip
+    table = dropwave_diagnosis(pd.DataFrame(rows))
+    row = next(line for line in table.splitlines() if line.startswith("| 0.05 | EXCBO"))
+    assert row == "| 0.05 | EXCBO | 1/2 | 0.500 | 0.100 | 1/2 |"

@@ -15,6 +15,7 @@ from causalbandits.experiments import (
     standard_plots,
     summarise,
 )
+from causalbandits.experiments.report import markdown_table
 
 
 def synthetic_results(budgets: tuple[float, ...] = (2.0, 20.0, 200.0)) -> pd.DataFrame:
@@ -96,3 +97,8 @@ def test_final_vs_parameter_refuses_a_second_varying_parameter(tmp_path: Path) -
         plot_final_vs_parameter(df, "deviation_budget", tmp_path / "x.png")
     with pytest.raises(ValueError, match="no column 'rho'"):
         plot_final_vs_parameter(df, "rho", tmp_path / "x.png")
+
+
+def test_markdown_table_escapes_pipes_inside_cells() -> None:
+    table = markdown_table(["E[y | a]", "n"], [["|mu_a|", 3]])
+    assert table.splitlines() == [r"| E[y \| a] | n |", "|---|---|", r"| \|mu_a\| | 3 |"]

@@ -36,10 +36,13 @@ def claims_table(claims: Iterable[Claim]) -> str:
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """A markdown table from a header and rows of cells (cells are formatted with ``str``)."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
+    """A markdown table from a header and rows of cells (cells are formatted with ``str``;
+    a ``|`` inside a cell, as in ``E[y | a]``, is escaped so that it does not split it)."""
+
+    def line(cells: Iterable[object]) -> str:
+        return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(header), "|" + "---|" * len(header), *map(line, rows)])
 
 
 def frame_table(frame: pd.DataFrame, index: bool = False) -> str:

@@ -49,6 +49,7 @@ EXPERIMENTS = {
             "excbo-rosenbrock",
             "excbo-dropwave-beta",
             "excbo-dropwave-design",
+            "excbo-dropwave-low-noise",
             "excbo-dropwave-noise",
             "excbo-rosenbrock-noise",
         )
