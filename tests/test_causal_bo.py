@@ -78,6 +78,8 @@ def test_bad_input_is_refused() -> None:
         EXCBO(problem, variant="thompson")
     with pytest.raises(ValueError, match=">= 1"):
         AcquisitionOptimiser(restarts=0)
+    with pytest.raises(ValueError, match=">= 1"):
+        AcquisitionOptimiser(max_raw_samples=0)
     with pytest.raises(ValueError, match="encoder_std"):
         EXCBO(problem, encoder_std="bootstrap")
     with pytest.raises(ValueError, match="components"):
@@ -95,6 +97,14 @@ def trained_excbo(**options) -> EXCBO:
     policy = EXCBO(env.problem, n_init=12, samples=32, optimiser=CHEAP, **options)
     policy.reset(5)
     return played(policy, env, 12)
+
+
+def test_restarts_grow_with_the_dimension_up_to_their_caps() -> None:
+    optimiser = AcquisitionOptimiser()
+    assert optimiser.starts(1) == (10, 100)
+    assert optimiser.starts(2) == (20, 200)
+    assert optimiser.starts(12) == (20, 512)  # Alpine2's EXCBO: 6 actions + 6 etas
+    assert AcquisitionOptimiser(raw_samples=1).starts(3) == (20, 20)  # raw >= restarts
 
 
 def test_excbo_acquisition_is_deterministic_under_fixed_base_samples() -> None:

@@ -38,17 +38,25 @@ from causalbandits.random import as_seed_sequences
 
 @dataclass(frozen=True)
 class AcquisitionOptimiser:
-    """Multi-start L-BFGS-B settings per decision dimension ``D`` (the MCBO package's
-    defaults; decisions: excbo 18): ``restarts * D`` restarts from the best of
-    ``raw_samples * D`` random points, at most ``max_iterations`` iterations."""
+    """Multi-start L-BFGS-B settings for a decision of dimension ``D`` (decisions: excbo
+    18): ``restarts * D`` restarts (the MCBO package's), at most ``max_restarts``, from the
+    best of ``raw_samples * D`` random points, at most ``max_raw_samples`` (BoTorch's
+    tutorial settings), and at most ``max_iterations`` iterations."""
 
     restarts: int = 10
     raw_samples: int = 100
+    max_restarts: int = 20
+    max_raw_samples: int = 512
     max_iterations: int = 200
 
     def __post_init__(self) -> None:
-        if min(self.restarts, self.raw_samples, self.max_iterations) < 1:
+        if min(vars(self).values()) < 1:
             raise ValueError(f"acquisition optimiser settings must be >= 1, got {self}")
+
+    def starts(self, dimension: int) -> tuple[int, int]:
+        """``(restarts, raw samples)`` for a decision of dimension ``dimension``."""
+        restarts = min(self.restarts * dimension, self.max_restarts)
+        return restarts, max(min(self.raw_samples * dimension, self.max_raw_samples), restarts)
 
 
 def default_initial_design(problem: CausalBOProblem) -> int:
@@ -167,12 +175,13 @@ class SequentialOptimizer(ABC):
         bounds = torch.stack(
             [torch.zeros(dimension, dtype=DTYPE), torch.ones(dimension, dtype=DTYPE)]
         )
+        restarts, raw_samples = self.optimiser.starts(dimension)
         candidate, _ = optimize_acqf(
             acquisition,
             bounds=bounds,
             q=1,
-            num_restarts=self.optimiser.restarts * dimension,
-            raw_samples=self.optimiser.raw_samples * dimension,
+            num_restarts=restarts,
+            raw_samples=raw_samples,
             options={"seed": seed, "maxiter": self.optimiser.max_iterations},
         )
         return candidate.detach()[0]
