@@ -3,8 +3,8 @@ improvement for composite functions) and MCBO (hallucinated GP network, noiseles
 
 All three follow the MCBO package's conventions (decisions: excbo 10, 11, 18; the package's
 algorithm-list bug is not reproduced): actions in ``[0, 1]^|A|``, one new full-network
-observation per round, BoTorch's multi-start L-BFGS-B with ``10 D`` restarts from ``100 D``
-raw points.
+observation per round, BoTorch's multi-start L-BFGS-B with ``10 D`` restarts (at most 20)
+from ``100 D`` raw points (at most 512).
 """
 
 from __future__ import annotations
