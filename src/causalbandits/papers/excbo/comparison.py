@@ -159,6 +159,13 @@ def late_means(df: pd.DataFrame, window: int = LATE_ROUNDS) -> pd.DataFrame:
     )
 
 
+def final_best(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (sigma, method, seed): the best ``E[y | a_t]`` played by the last round (the best
+    so far, design included)."""
+    last = df[df["round"] == df["round"].max()]
+    return last.groupby(["sigma", "method", "replicate"])["best_expected"].first().unstack("method")
+
+
 def paired(late: pd.DataFrame, sigma: float, first: str, second: str) -> tuple[float, float]:
     """Mean and standard error over seeds of ``first - second`` at ``sigma`` (paired)."""
     rows = late.loc[sigma]
@@ -178,10 +185,13 @@ def build_report(experiment: BOComparison, df: pd.DataFrame) -> str:
     df = df.rename(columns={"algorithm": "method"})
     late = late_means(df)
     methods = [m for m in df["method"].unique() if m in late.columns]
-    rows = []
+    best = final_best(df)
+    rows, best_rows = [], []
     for sigma in experiment.sigmas:
         cells = [pm(*mean_se(late.loc[sigma][m].to_numpy()), digits=3) for m in methods]
         rows.append([sigma, *cells])
+        cells = [pm(*mean_se(best.loc[sigma][m].to_numpy()), digits=3) for m in methods]
+        best_rows.append([sigma, *cells])
     optimum = df.groupby("sigma")["optimum"].first()
     exceed = df["expected_reward"] > df["sigma"].map(optimum) + 1e-9
     seconds = df[df["round"] > 0].groupby("method")["seconds"].mean()
@@ -195,6 +205,10 @@ def build_report(experiment: BOComparison, df: pd.DataFrame) -> str:
         + ").",
         "",
         markdown_table(["sigma", *methods], rows),
+        "",
+        "The best E[y | a_t] played by the last round (best so far, mean ± se over seeds):",
+        "",
+        markdown_table(["sigma", *methods], best_rows),
         "",
         markdown_table(
             ["method", "mean seconds per BO round"],
@@ -280,8 +294,15 @@ def beats(late: pd.DataFrame, sigma: float, first: str, second: str) -> Claim:
     if sigma not in late.index.get_level_values(0) or not {first, second} <= set(late.columns):
         return Claim(f"sigma = {sigma}: {first} above {second}", "not run", None)
     mean, se = paired(late, sigma, first, second)
+    rows = late.loc[sigma]
+    higher = int((rows[first] > rows[second]).sum())
     text = f"sigma = {sigma}: {first} above {second} (last {LATE_ROUNDS} rounds)"
-    return Claim(text, f"difference {pm(mean, se, digits=3)}", mean > 0)
+    beyond = "beyond" if abs(mean) > 2 * se else "within"
+    ours = (
+        f"difference {pm(mean, se, digits=3)} ({beyond} 2 se); higher in {higher} of "
+        f"{len(rows)} seeds"
+    )
+    return Claim(text, ours, mean > 0)
 
 
 def alpine2_claims(df: pd.DataFrame, late: pd.DataFrame, experiment: BOComparison) -> list[Claim]:
