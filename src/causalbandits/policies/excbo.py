@@ -57,7 +57,7 @@ class EXCBO(SequentialOptimizer):
     def __init__(
         self,
         problem: CausalBOProblem,
-        beta: float = 5.0,
+        beta: float = 0.5,
         variant: str = "hallucinated",
         encoder_std: str = "loo",
         components: int | str = "bic",

@@ -48,6 +48,7 @@ EXPERIMENTS = {
             "excbo-alpine2",
             "excbo-rosenbrock",
             "excbo-dropwave-beta",
+            "excbo-alpine2-beta",
             "excbo-dropwave-design",
             "excbo-dropwave-low-noise",
             "excbo-dropwave-noise",

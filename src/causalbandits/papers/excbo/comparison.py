@@ -444,10 +444,11 @@ QUICK = {"replicates": 2, "rounds": 6}
 
 
 #: The catalogue's comparisons (name -> fields): Figs 9, 3 and 10 (4 seeds, T = 50), the
-#: beta sensitivity behind EXCBO's default (decisions: excbo 8; 3 seeds under a root seed
-#: disjoint from the reported runs', 30 rounds), two Dropwave sensitivities of ours (20
-#: initial samples, the paper's upper bound; a noise level of 0.01) and the EXCBO-only noise
-#: studies of Figs 12 and 14 (Gaussian noise, 20 initial samples, 9 seeds).
+#: beta sensitivities behind EXCBO's default on Dropwave and Alpine2 (decisions: excbo 8; 3
+#: seeds under a root seed disjoint from the reported runs', 30 rounds), two Dropwave
+#: sensitivities of ours (20 initial samples, the paper's upper bound; a noise level of 0.01)
+#: and the EXCBO-only noise studies of Figs 12 and 14 (Gaussian noise, 20 initial samples, 9
+#: seeds).
 PRESETS: dict[str, dict[str, Any]] = {
     "excbo-dropwave": {
         "problem": "dropwave",
@@ -480,6 +481,17 @@ PRESETS: dict[str, dict[str, Any]] = {
         "replicates": 3,
         "seed": 99,
         "description": "EXCBO's beta on Dropwave (the sensitivity behind its default)",
+    },
+    "excbo-alpine2-beta": {
+        "problem": "alpine2",
+        "figure": "sensitivity",
+        "sigmas": (0.05,),
+        "methods": ("EXCBO",),
+        "betas": (0.5, 2.0, 5.0),
+        "rounds": 30,
+        "replicates": 3,
+        "seed": 99,
+        "description": "EXCBO's beta on Alpine2 (the second problem behind its default)",
     },
     "excbo-dropwave-design": {
         "problem": "dropwave",
