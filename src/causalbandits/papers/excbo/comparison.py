@@ -471,27 +471,22 @@ PRESETS: dict[str, dict[str, Any]] = {
         "methods": ALL_METHODS,
         "description": "EXCBO paper Fig. 10: Rosenbrock, EXCBO vs UCB, EICF, MCBO",
     },
-    "excbo-dropwave-beta": {
-        "problem": "dropwave",
-        "figure": "sensitivity",
-        "sigmas": (0.05,),
-        "methods": ("EXCBO",),
-        "betas": (0.5, 2.0, 5.0),
-        "rounds": 30,
-        "replicates": 3,
-        "seed": 99,
-        "description": "EXCBO's beta on Dropwave (the sensitivity behind its default)",
-    },
-    "excbo-alpine2-beta": {
-        "problem": "alpine2",
-        "figure": "sensitivity",
-        "sigmas": (0.05,),
-        "methods": ("EXCBO",),
-        "betas": (0.5, 2.0, 5.0),
-        "rounds": 30,
-        "replicates": 3,
-        "seed": 99,
-        "description": "EXCBO's beta on Alpine2 (the second problem behind its default)",
+    **{
+        f"excbo-{problem}-beta": {
+            "problem": problem,
+            "figure": "sensitivity",
+            "sigmas": (0.05,),
+            "methods": ("EXCBO",),
+            "betas": (0.5, 2.0, 5.0),
+            "rounds": 30,
+            "replicates": 3,
+            "seed": 99,
+            "description": description,
+        }
+        for problem, description in (
+            ("dropwave", "EXCBO's beta on Dropwave (the sensitivity behind its default)"),
+            ("alpine2", "EXCBO's beta on Alpine2 (the second problem behind its default)"),
+        )
     },
     "excbo-dropwave-design": {
         "problem": "dropwave",
