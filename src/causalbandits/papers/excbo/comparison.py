@@ -281,8 +281,8 @@ def dropwave_diagnosis(df: pd.DataFrame) -> str:
     ]
     return "\n".join(
         [
-            "Where the methods play (r(a) = ||10.24 a - 5.12||, the noiseless X; E[y | a] "
-            "is highest at r = 0):",
+            f"Where the methods play (r(a) = ||{DROPWAVE_C1:g} a - {DROPWAVE_C2:g}||, the "
+            "noiseless X; E[y | a] is highest at r = 0):",
             "",
             markdown_table(header, rows),
         ]
