@@ -66,6 +66,18 @@ def mean_se(values: Sequence[float] | np.ndarray | pd.Series) -> tuple[float, fl
     return float(array.mean()), standard_error(array)
 
 
+#: Standard errors a paired difference must clear to count as a difference (the project's).
+PAIRED_SE = 2.0
+
+
+def paired_sign(mean: float, se: float, multiple: float = PAIRED_SE) -> int:
+    """``+1`` or ``-1`` when ``mean`` lies more than ``multiple`` standard errors above or
+    below zero, else ``0`` (a tie)."""
+    if mean - multiple * se > 0:
+        return 1
+    return -1 if mean + multiple * se < 0 else 0
+
+
 def pm(mean: float, se: float, digits: int = 0) -> str:
     """``mean ± se`` with thousands separators and ``digits`` decimals."""
     return f"{mean:,.{digits}f} ± {se:,.{digits}f}"

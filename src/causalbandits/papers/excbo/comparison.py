@@ -31,7 +31,15 @@ from causalbandits.envs.bo_problems import (
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.plots import plot_regret_curves
 from causalbandits.experiments.recorders import CumulativeRegret, OptimisationTrace
-from causalbandits.experiments.report import Claim, claims_table, markdown_table, mean_se, pm
+from causalbandits.experiments.report import (
+    PAIRED_SE,
+    Claim,
+    claims_table,
+    markdown_table,
+    mean_se,
+    paired_sign,
+    pm,
+)
 from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.policies.bo_baselines import EICF, GPUCB, MCBO
 from causalbandits.policies.causal_bo import SequentialOptimizer, default_initial_design
@@ -297,10 +305,10 @@ def beats(late: pd.DataFrame, sigma: float, first: str, second: str) -> Claim:
     rows = late.loc[sigma]
     higher = int((rows[first] > rows[second]).sum())
     text = f"sigma = {sigma}: {first} above {second} (last {LATE_ROUNDS} rounds)"
-    beyond = "beyond" if abs(mean) > 2 * se else "within"
+    beyond = "beyond" if paired_sign(mean, se) else "within"
     ours = (
-        f"difference {pm(mean, se, digits=3)} ({beyond} 2 se); higher in {higher} of "
-        f"{len(rows)} seeds"
+        f"difference {pm(mean, se, digits=3)} ({beyond} {PAIRED_SE:g} se); higher in {higher} "
+        f"of {len(rows)} seeds"
     )
     return Claim(text, ours, mean > 0)
 

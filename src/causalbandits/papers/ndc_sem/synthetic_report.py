@@ -18,12 +18,14 @@ from matplotlib.figure import Figure
 from causalbandits.envs.semibandit import DROP_FRACTION, MEAN_RANGE
 from causalbandits.experiments.plots import plot_regret_curves, save_figure
 from causalbandits.experiments.report import (
+    PAIRED_SE,
     Claim,
     claims_table,
     frame_table,
     markdown_table,
     mean_pm,
     mean_se,
+    paired_sign,
     pm,
 )
 from causalbandits.papers.ndc_sem.paper import ALL_ALGORITHMS, PAPER_XI, PENDING, TUNED_XI
@@ -48,8 +50,6 @@ W_MIN = 0.4
 VARIANTS = (PENDING, TUNED_XI)
 #: The NDC-SEM variants compared with SEM-UCB by replicate.
 PAIRED = ("NDC-SEM", *VARIANTS)
-#: Standard errors of a paired difference beyond which NDC-SEM wins or loses (the project's).
-PAIRED_SE = 2.0
 #: The policies whose optimality ratio is tabulated and drawn.
 OR_SHOWN = ("NDC-SEM", *VARIANTS, "SEM-UCB", "Oracle")
 #: How eq. 10-11 treat an arm whose feedback is in flight (the reading of the lock-in table).
@@ -274,10 +274,7 @@ def gap_claims(df: pd.DataFrame, experiment: SyntheticExperiment) -> list[Claim]
 def outcome(differences: np.ndarray) -> str:
     """``wins``, ``ties`` or ``loses`` of a paired regret difference (NDC-SEM minus SEM-UCB):
     its mean below, within or above :data:`PAIRED_SE` standard errors of zero."""
-    mean, se = mean_se(differences)
-    if mean + PAIRED_SE * se < 0:
-        return "wins"
-    return "loses" if mean - PAIRED_SE * se > 0 else "ties"
+    return {-1: "wins", 0: "ties", 1: "loses"}[paired_sign(*mean_se(differences))]
 
 
 def paired_table(df: pd.DataFrame) -> pd.DataFrame:
