@@ -44,12 +44,14 @@ class SubStream(IntEnum):
 
     ``POSTERIOR``: Thompson-sampling draws (from the policy seeds); ``DELAY``: random
     feedback delays (from the noise seeds); ``CHANGES``: the mechanism changes of a
-    piecewise-stationary instance (from the instance seeds).
+    piecewise-stationary instance (from the instance seeds); ``MONTE_CARLO``: the common
+    samples of an environment's expected rewards (from the instance seeds).
     """
 
     POSTERIOR = 1
     DELAY = 2
     CHANGES = 3
+    MONTE_CARLO = 4
 
 
 #: Kept as names for the two streams every bandit run uses.

@@ -4,11 +4,14 @@ from causalbandits.policies.base import Policy
 from causalbandits.policies.csl_ucb import CSLUCB
 from causalbandits.policies.ftrl import FTRLHybrid
 from causalbandits.policies.golem_mab import GolemMAB, GolemMABCD
+from causalbandits.policies.igp_ucb import IGPUCB
 from causalbandits.policies.linsem import LinSEMTS, LinSEMUCB, RobustLCB
+from causalbandits.policies.mets import METS
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
 from causalbandits.policies.oracle import Oracle
 from causalbandits.policies.random_policy import RandomPolicy
 from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
+from causalbandits.policies.sgb import SGB
 from causalbandits.policies.ucb import UCB1
 
 # Oracle is not registered: it is built from the environment's optimal super arms
@@ -28,6 +31,10 @@ POLICIES: dict[str, type] = {
     "cts": CTS,
     "ftrl": FTRLHybrid,
     "random-super-arm": RandomSuperArm,
+    "sgb": SGB,
+    "mets": METS,
+    # IGP-UCB's paper settings need the truth: the runner builds it by IGPUCB.from_environment.
+    "igp-ucb": IGPUCB,
 }
 
 __all__ = [
@@ -35,6 +42,8 @@ __all__ = [
     "CTS",
     "CUCB",
     "FTRLHybrid",
+    "IGPUCB",
+    "METS",
     "NDCSEM",
     "Oracle",
     "SEMUCB",
@@ -47,5 +56,6 @@ __all__ = [
     "Policy",
     "RandomPolicy",
     "RobustLCB",
+    "SGB",
     "UCB1",
 ]

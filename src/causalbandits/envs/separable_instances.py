@@ -1,0 +1,195 @@
+"""Random instances of the SSEM-UCB paper's synthetic trials (Sec. V-A, App. -G1).
+
+- trial 1: ``N = 10``, a Bernoulli(0.2) edge on each upper-triangular pair, edges ``c v`` or
+  ``c sin(2 pi v)`` with ``c ~ U[0.4, 0.7]``, normal arms with ``mu ~ U[0.3, 0.7]`` and
+  ``sigma ~ U[0.1, 0.4]`` rescaled to ``[0, 1]``, observation noise 0.02 and model noise 2 %
+  of the average reward, and the paper's nonlinearity test (:func:`linearisation_error`);
+- trial 2: trial 1 with edges ``c v``, ``c v^2`` or ``c tanh v``;
+- trial 3: ``N = 15``, density 0.15, trial 2's families with ``c ~ U[0.05, 0.15]``, arcsine arms
+  with ``mu ~ U[1, 1.5]`` and ``sigma ~ U[0.2, 0.6]``.
+
+Each edge draws one family uniformly ("a mixture of linear and periodic" functions;
+decisions: ssem-ucb 1) and a positive coefficient (spec Sec. 3.6 item 15).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from causalbandits.envs.base_arms import ArcsineArms, NormalArms
+from causalbandits.envs.separable_semibandit import SeparableSemiBandit, monte_carlo_payoffs
+from causalbandits.envs.super_arms import all_super_arms
+from causalbandits.random import RNGLike, SubStream, as_generator, derive
+from causalbandits.scm.basis import Dictionary
+from causalbandits.scm.separable import SeparableSEM
+
+ARM_LAWS = ("normal", "arcsine")
+
+
+@dataclass(frozen=True)
+class TrialDesign:
+    """The random-instance design of one synthetic trial (see the module docstring)."""
+
+    n_arms: int = 10
+    density: float = 0.2
+    families: tuple[str, ...] = ("linear", "sin")
+    coefficient_range: tuple[float, float] = (0.4, 0.7)
+    arm_law: str = "normal"
+    mean_range: tuple[float, float] = (0.3, 0.7)
+    sd_range: tuple[float, float] = (0.1, 0.4)
+    observation_noise: float = 0.02
+    model_noise_share: float = 0.02
+    min_nonlinearity: float | None = 0.1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "families", tuple(self.families))
+        Dictionary.from_names(self.families)
+        if int(self.n_arms) != self.n_arms or self.n_arms < 1:
+            raise ValueError(f"n_arms must be a positive integer, got {self.n_arms}")
+        if not 0 <= self.density <= 1:
+            raise ValueError(f"density must lie in [0, 1], got {self.density}")
+        if self.arm_law not in ARM_LAWS:
+            raise ValueError(f"arm_law must be one of {ARM_LAWS}, got {self.arm_law!r}")
+        for name in ("coefficient_range", "mean_range", "sd_range"):
+            low, high = getattr(self, name)
+            if not low <= high:
+                raise ValueError(f"{name} must be (low, high) with low <= high, got {(low, high)}")
+        if self.sd_range[0] <= 0:
+            raise ValueError(f"standard deviations must be > 0, got sd_range {self.sd_range}")
+        if self.observation_noise < 0 or self.model_noise_share < 0:
+            raise ValueError("noise levels must be >= 0")
+
+    @property
+    def dictionary(self) -> Dictionary:
+        return Dictionary.from_names(self.families)
+
+    def draw_weights(self, rng: np.random.Generator) -> np.ndarray:
+        """``W`` ``(N, N, K)``: a Bernoulli(density) edge per pair ``j > i``, one family each."""
+        n, k = self.n_arms, len(self.families)
+        edges = np.triu(rng.random((n, n)) < self.density, k=1)
+        family = rng.integers(0, k, size=(n, n))
+        weights = np.zeros((n, n, k))
+        rows, cols = np.nonzero(edges)
+        weights[rows, cols, family[rows, cols]] = rng.uniform(
+            *self.coefficient_range, size=rows.size
+        )
+        return weights
+
+    def draw_arms(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Means and standard deviations ``(N,)`` before any rescaling."""
+        return (
+            rng.uniform(*self.mean_range, size=self.n_arms),
+            rng.uniform(*self.sd_range, size=self.n_arms),
+        )
+
+
+TRIAL_1 = TrialDesign()
+TRIAL_2 = TrialDesign(families=("linear", "quadratic", "tanh"))
+TRIAL_3 = TrialDesign(
+    n_arms=15,
+    density=0.15,
+    families=("linear", "quadratic", "tanh"),
+    coefficient_range=(0.05, 0.15),
+    arm_law="arcsine",
+    mean_range=(1.0, 1.5),
+    sd_range=(0.2, 0.6),
+    min_nonlinearity=None,
+)
+#: The linear sanity check (spec Sec. 8.1): trial 1 with linear edges only.
+LINEAR_SANITY = TrialDesign(families=("linear",), min_nonlinearity=None)
+
+
+def _arm_law(design: TrialDesign, means: np.ndarray, sds: np.ndarray):
+    if design.arm_law == "normal":
+        return NormalArms.rescaled(means, sds)
+    return ArcsineArms(means, sds)
+
+
+def linearisation_error(
+    sem: SeparableSEM, signals: np.ndarray, super_arms: np.ndarray
+) -> np.ndarray:
+    """The paper's nonlinearity measure (spec Sec. 3.6 item 9), per replicate: the mean over
+    super arms and samples of ``|r_x(b) - r_x(a) - grad r_x(a) . (b - a)|`` with ``a = E[b]``
+    (the sample mean of ``signals`` ``(R, S, N)``)."""
+    centres = signals.mean(axis=1)  # (R, N)
+    at_centre = super_arms[None] * centres[:, None]  # (R, X, N)
+    payoff_centre = sem.solve(at_centre).sum(axis=-1)  # (R, X)
+    gradient = sem.reward_gradient(at_centre)  # (R, X, N)
+    out = np.empty(sem.replicates)
+    for r in range(sem.replicates):
+        single = SeparableSEM(sem.weights[r], sem.dictionary)
+        inputs = super_arms[:, None, :] * signals[r][None]  # (X, S, N)
+        payoff = single.solve(inputs[None])[0].sum(axis=-1)
+        linear = payoff_centre[r][:, None] + np.einsum(
+            "xn,xsn->xs", gradient[r] * super_arms, signals[r][None] - centres[r][None, None]
+        )
+        out[r] = np.abs(payoff - linear).mean()
+    return out
+
+
+def draw_instance(
+    design: TrialDesign,
+    rng: RNGLike,
+    check_samples: int = 500,
+    max_attempts: int = 200,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One accepted instance ``(W, means, sds)`` of ``design``: redrawn until the
+    linearisation error exceeds ``min_nonlinearity`` times ``max_x mu(x)`` (trial 1's
+    acceptance test, on ``check_samples`` samples, noiseless)."""
+    generator = as_generator(rng)
+    dictionary = design.dictionary
+    super_arms = all_super_arms(design.n_arms, min(6, design.n_arms))
+    for _ in range(max_attempts):
+        weights = design.draw_weights(generator)
+        means, sds = design.draw_arms(generator)
+        if design.min_nonlinearity is None:
+            return weights, means, sds
+        sem = SeparableSEM(weights, dictionary)
+        law = _arm_law(design, means[None], sds[None])
+        signals = law.quantile(generator.random((1, check_samples, design.n_arms)))
+        error = linearisation_error(sem, signals, super_arms)[0]
+        best = monte_carlo_payoffs(sem, super_arms, signals)[0].max()
+        if error > design.min_nonlinearity * abs(best):
+            return weights, means, sds
+    raise RuntimeError(
+        f"no instance passed the nonlinearity test in {max_attempts} draws "
+        f"(min_nonlinearity = {design.min_nonlinearity})"
+    )
+
+
+def trial_environment(
+    design: TrialDesign,
+    instance_seeds: Sequence[np.random.SeedSequence],
+    super_arm_size: int = 6,
+    horizon: int = 1000,
+    mc_samples: int = 10_000,
+) -> SeparableSemiBandit:
+    """One instance of ``design`` per seed, stacked into one environment; the model noise is
+    ``model_noise_share`` of each instance's average noiseless reward ``mean_x mu(x)``."""
+    seeds = list(instance_seeds)
+    if not seeds:
+        raise ValueError("need at least one instance seed")
+    drawn = [draw_instance(design, np.random.default_rng(s)) for s in seeds]
+    weights = np.stack([d[0] for d in drawn])
+    law = _arm_law(design, np.stack([d[1] for d in drawn]), np.stack([d[2] for d in drawn]))
+    sem = SeparableSEM(weights, design.dictionary)
+    mc_seeds = derive(seeds, SubStream.MONTE_CARLO)
+    noise = 0.0
+    if design.model_noise_share:
+        quiet = SeparableSemiBandit(
+            sem, law, super_arm_size, horizon, mc_samples=1000, mc_seeds=mc_seeds
+        )
+        noise = design.model_noise_share * np.abs(quiet.expected_payoffs.mean(axis=1))
+    return SeparableSemiBandit(
+        sem,
+        law,
+        super_arm_size,
+        horizon,
+        observation_noise=design.observation_noise,
+        model_noise=noise,
+        mc_samples=mc_samples,
+        mc_seeds=mc_seeds,
+    )

@@ -1,0 +1,177 @@
+"""The combinatorial semi-bandit with a nonlinear separable SEM (SSEM-UCB paper, Sec. II).
+
+Round ``t``: each replicate plays a super arm ``x_t`` (``||x_t||_0 <= s``), the environment
+draws the base-arm signals ``b_t`` (one uniform per arm and round from the replicate's own
+stream: common random numbers), forms ``z_t = x_t * b_t`` and ``y_t = F(y_t) + z_t + e_t``
+(eq. 2 with the model noise ``e_t`` of Thm IV.6) and reveals ``z_t + n_t`` (exogenous
+observation noise on the selected entries) and ``y_t``. The payoff is ``1^T y_t``.
+
+The regret oracle tabulates ``mu(x) = E[1^T y]`` for every super arm by Monte Carlo with
+common samples (the same ``b`` and ``e`` draws for all super arms), as the paper determines
+the optimal reward "empirically" (Sec. V).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import ndtri
+
+from causalbandits.envs.base import ReplicatedEnvironment, SeedLike
+from causalbandits.envs.base_arms import BaseArmLaw
+from causalbandits.envs.semibandit import (
+    SemiBanditFeedback,
+    SemiBanditProblem,
+    check_horizon_and_super_arm_size,
+    check_super_arms,
+)
+from causalbandits.envs.super_arms import all_super_arms
+from causalbandits.random import RNGLike, as_generator, uniform_stream
+from causalbandits.scm.separable import SeparableSEM
+
+#: Super arms solved at once when tabulating ``mu(x)`` (bounds the memory to a few 100 MB).
+MC_CHUNK = 64
+
+
+def monte_carlo_payoffs(
+    sem: SeparableSEM,
+    super_arms: np.ndarray,
+    signals: np.ndarray,
+    model_noise: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``mu(x)`` and ``max_b r_x(b)`` of every super arm and replicate over common samples:
+    ``signals`` ``(R, S, N)``, ``model_noise`` ``(R, S, N)`` or ``None``; returns two
+    ``(R, |X|)`` arrays (the sample mean and the sample maximum of the payoff)."""
+    replicates, samples, n = signals.shape
+    means = np.empty((replicates, len(super_arms)))
+    maxima = np.empty_like(means)
+    for r in range(replicates):
+        single = SeparableSEM(sem.weights[r], sem.dictionary, sem.method, sem.tol, sem.max_iter)
+        for start in range(0, len(super_arms), MC_CHUNK):
+            chunk = super_arms[start : start + MC_CHUNK]
+            inputs = chunk[:, None, :] * signals[r][None]
+            if model_noise is not None:
+                inputs = inputs + model_noise[r][None]
+            payoff = single.solve(inputs[None])[0].sum(axis=-1)  # (chunk, S)
+            means[r, start : start + len(chunk)] = payoff.mean(axis=1)
+            maxima[r, start : start + len(chunk)] = payoff.max(axis=1)
+    return means, maxima
+
+
+class SeparableSemiBandit(ReplicatedEnvironment):
+    """``R`` nonlinear separable semi-bandits (one SEM and base-arm law per replicate).
+
+    Parameters
+    ----------
+    sem: the SEMs, weights ``(R, N, N, K)``.
+    arms: the base-arm laws, parameters ``(R, N)``.
+    super_arm_size: ``s``.
+    horizon: ``T``.
+    observation_noise: standard deviation of the exogenous observation noise ``n_t`` added to
+        the selected entries of ``z`` (trial 1: 0.02).
+    model_noise: standard deviation of the model noise ``e_t``, a scalar or one per replicate
+        (trial 1: 2 % of the average reward, :func:`~causalbandits.envs.separable_instances.
+        relative_model_noise`).
+    mc_samples: common Monte Carlo samples of ``mu(x)``.
+    mc_seeds: one seed per replicate for those samples (its instance's own stream, so that
+        ``mu`` of a replicate does not depend on the others); ``None``: seeds ``0..R-1``.
+    optimal_tolerance: a super arm is optimal within this of ``max_x mu(x)``.
+    """
+
+    def __init__(
+        self,
+        sem: SeparableSEM,
+        arms: BaseArmLaw,
+        super_arm_size: int,
+        horizon: int,
+        observation_noise: float = 0.0,
+        model_noise: float | np.ndarray = 0.0,
+        mc_samples: int = 10_000,
+        mc_seeds: Sequence[RNGLike] | None = None,
+        optimal_tolerance: float = 1e-9,
+    ) -> None:
+        n = sem.n_nodes
+        check_horizon_and_super_arm_size(horizon, super_arm_size, n)
+        noise = np.broadcast_to(np.asarray(model_noise, dtype=float), (sem.replicates,))
+        if observation_noise < 0 or np.any(noise < 0):
+            raise ValueError("noise standard deviations must be >= 0")
+        if int(mc_samples) != mc_samples or mc_samples < 2:
+            raise ValueError(f"mc_samples must be an integer >= 2, got {mc_samples}")
+        self.sem, self.arms = sem, arms
+        self.horizon, self.super_arm_size = int(horizon), int(super_arm_size)
+        self.observation_noise = float(observation_noise)
+        self.model_noise = noise.copy()
+        self.optimal_tolerance = float(optimal_tolerance)
+        self.super_arms = all_super_arms(n, self.super_arm_size)
+        seeds = list(range(sem.replicates)) if mc_seeds is None else list(mc_seeds)
+        if len(seeds) != sem.replicates:
+            raise ValueError(f"got {len(seeds)} Monte Carlo seeds for {sem.replicates} instances")
+        shape = (2, int(mc_samples), n)
+        uniforms = np.stack([as_generator(s).random(shape) for s in seeds], axis=1)
+        signals = arms.quantile(uniforms[0])
+        errors = self.model_noise[:, None, None] * ndtri(np.clip(uniforms[1], 1e-16, 1 - 1e-16))
+        self.expected_payoffs, maxima = monte_carlo_payoffs(
+            sem, self.super_arms, signals, errors if np.any(self.model_noise) else None
+        )
+        #: IGP-UCB's noise range (spec Sec. 4.4): ``max_x (max_b r_x(b) - mu(x))``.
+        self.payoff_spread = (maxima - self.expected_payoffs).max(axis=1)
+        best = self.expected_payoffs.argmax(axis=1)
+        self.optimal_value = self.expected_payoffs[np.arange(sem.replicates), best]
+        self.optimal_action = self.super_arms[best]
+        self._codes = self.super_arms @ (1 << np.arange(n, dtype=np.int64))
+        self._order = np.argsort(self._codes)
+        self.problem = SemiBanditProblem(
+            n_arms=n,
+            super_arm_size=self.super_arm_size,
+            horizon=self.horizon,
+            upper_triangular=sem.upper,
+        )
+
+    @property
+    def n_arms(self) -> int:
+        return self.sem.n_nodes
+
+    @property
+    def replicates(self) -> int:
+        """``R``, the number of instances (known before :meth:`reset`)."""
+        return self.sem.replicates
+
+    def reset(self, seed: SeedLike = None, replicates: int | None = None) -> None:
+        """Start round 1; ``seed`` is a root seed or one ``SeedSequence`` per instance."""
+        super().reset(seed, self.replicates if replicates is None else replicates)
+
+    def start(self, seeds: list[np.random.SeedSequence]) -> None:
+        if len(seeds) != self.replicates:
+            raise ValueError(f"got {len(seeds)} seeds for {self.replicates} instances")
+        self._noise = uniform_stream(seeds, (3, self.n_arms))
+
+    def check_actions(self, actions: np.ndarray) -> np.ndarray:
+        return check_super_arms(actions, self.n_arms, self.super_arm_size, self.replicates)
+
+    def index_of(self, actions: np.ndarray) -> np.ndarray:
+        """The rows of super arms ``(R, N)`` in :attr:`super_arms`."""
+        codes = np.asarray(actions, dtype=np.int64) @ (1 << np.arange(self.n_arms, dtype=np.int64))
+        position = np.searchsorted(self._codes, codes, sorter=self._order)
+        return self._order[np.minimum(position, len(self._order) - 1)]
+
+    def expected_payoff(self, actions: np.ndarray) -> np.ndarray:
+        """``mu(x)`` of each replicate's super arm ``(R, N)``."""
+        x = self.check_actions(actions)
+        return self.expected_payoffs[np.arange(self.replicates), self.index_of(x)]
+
+    def pseudo_regret(self, actions: np.ndarray) -> np.ndarray:
+        """``mu(x*) - mu(x_t)`` per replicate."""
+        return self.optimal_value - self.expected_payoff(actions)
+
+    def is_optimal(self, actions: np.ndarray) -> np.ndarray:
+        return self.pseudo_regret(actions) <= self.optimal_tolerance
+
+    def play(self, actions: np.ndarray) -> SemiBanditFeedback:
+        """``z = x * b`` observed with noise, and ``y = F(y) + z + e`` (eq. 2, Thm IV.6)."""
+        draws = self._noise.next()  # (R, 3, N)
+        z = self.arms.quantile(draws[:, 0]) * actions
+        gauss = ndtri(np.clip(draws[:, 1:], 1e-16, 1 - 1e-16))
+        y = self.sem.solve((z + self.model_noise[:, None] * gauss[:, 1])[:, None])[:, 0]
+        observed = z + self.observation_noise * gauss[:, 0] * actions
+        return SemiBanditFeedback(z=observed, y=y)
