@@ -27,7 +27,7 @@ from causalbandits.envs.semibandit import (
     check_super_arms,
 )
 from causalbandits.envs.super_arms import all_super_arms
-from causalbandits.random import RNGLike, as_generator, uniform_stream
+from causalbandits.random import RNGLike, as_generator, derive, uniform_stream
 from causalbandits.scm.separable import SeparableSEM
 
 #: Super arms solved at once when tabulating ``mu(x)`` (bounds the memory to a few 100 MB).
@@ -107,8 +107,11 @@ class SeparableSemiBandit(ReplicatedEnvironment):
         seeds = list(range(sem.replicates)) if mc_seeds is None else list(mc_seeds)
         if len(seeds) != sem.replicates:
             raise ValueError(f"got {len(seeds)} Monte Carlo seeds for {sem.replicates} instances")
+        self._mc_seeds = [
+            s if isinstance(s, np.random.SeedSequence) else np.random.SeedSequence(s) for s in seeds
+        ]
         shape = (2, int(mc_samples), n)
-        uniforms = np.stack([as_generator(s).random(shape) for s in seeds], axis=1)
+        uniforms = np.stack([as_generator(s).random(shape) for s in self._mc_seeds], axis=1)
         signals = arms.quantile(uniforms[0])
         errors = self.model_noise[:, None, None] * ndtri(np.clip(uniforms[1], 1e-16, 1 - 1e-16))
         self.expected_payoffs, maxima = monte_carlo_payoffs(
@@ -131,6 +134,13 @@ class SeparableSemiBandit(ReplicatedEnvironment):
     @property
     def n_arms(self) -> int:
         return self.sem.n_nodes
+
+    def signal_samples(self, count: int) -> np.ndarray:
+        """``count`` fresh base-arm signals per replicate, ``(R, count, N)``, each replicate from
+        a child of its own Monte Carlo seed (for diagnostics that need the true law)."""
+        children = derive(self._mc_seeds, 1)
+        uniforms = np.stack([as_generator(s).random((count, self.n_arms)) for s in children])
+        return self.arms.quantile(uniforms)
 
     @property
     def replicates(self) -> int:

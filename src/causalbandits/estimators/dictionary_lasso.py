@@ -8,12 +8,13 @@ in the paper's DAG order), with the RKHS norm surrogated by the l1 norm:
 
 With ``G = sum Phi Phi^T`` and ``c_i = sum Phi u_i`` this is ``w^T G w - 2 w^T c_i + t lam
 ||w||_1`` (up to the factor ``t``), solved by cyclic coordinate descent with soft
-thresholding, warm-started, for every row and replicate at once. Edges whose coefficient
-vector has norm below ``edge_threshold`` are removed ("edge-recognition thresholds").
+thresholding, warm-started, for every row and replicate at once. Edges whose fitted function is
+smaller than ``edge_threshold`` on the data are removed ("edge-recognition thresholds").
 
 ``lam`` is fixed, or tuned at each fit (``target_density``) by bisection on ``log lam`` until
 the number of edges is closest to ``target_density`` times the number of possible edges (the
 paper tunes it "so that the empirical graphs are appropriately sparse"; decisions: ssem-ucb 2).
+An edge's size is the root mean square of its fitted function over the data.
 With ``debias`` the selected edges are refitted by least squares (a relaxed lasso, our choice:
 the lasso's shrinkage would bias every Taylor coefficient; decisions: ssem-ucb 3).
 """
@@ -93,7 +94,8 @@ class DictionaryLasso:
     lam: the penalty, used when ``target_density`` is ``None`` and as the first bracket centre.
     target_density: tune ``lam`` at each fit so that the graph has this share of the
         possible edges (``None``: keep ``lam``).
-    edge_threshold: edges ``(i, j)`` with ``||w_ij||_2`` below it are removed.
+    edge_threshold: edges ``(i, j)`` whose function has a root mean square over the data below
+        it are removed (:meth:`edge_norms`).
     debias: refit the selected edges by least squares (ridge ``1e-8`` for stability).
     """
 
@@ -165,13 +167,25 @@ class DictionaryLasso:
         total = self.target_square.sum(axis=1) - 2 * linear + quadratic
         return np.maximum(total, 0.0) / np.maximum(self.counts, 1)
 
-    def edge_counts(self, coefficients: np.ndarray) -> np.ndarray:
-        """The number of edges of fitted coefficients ``(R, N, N K)``, ``(R,)``."""
-        return (self._edge_norms(coefficients) > self.edge_threshold).sum(axis=(1, 2))
+    def edge_counts(self, coefficients: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The number of edges of the fitted coefficients ``(count, N, N K)`` of the replicates
+        ``rows``, ``(count,)``."""
+        return (self.edge_norms(coefficients, rows) > self.edge_threshold).sum(axis=(1, 2))
 
-    def _edge_norms(self, coefficients: np.ndarray) -> np.ndarray:
-        shape = (*coefficients.shape[:2], self.n_nodes, self.n_basis)
-        return np.linalg.norm(coefficients.reshape(shape), axis=-1)
+    def edge_norms(self, coefficients: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The size of every fitted edge function ``f_ij = sum_k w_ijk phi_k``: its root mean
+        square over the data, ``sqrt(w_ij^T G_jj w_ij / t)``, ``(count, N, N)``.
+
+        Measured on the data rather than as ``||w_ij||``, an edge's size does not depend on how
+        the dictionary parametrises it: ``{v, v^2, tanh v}`` is nearly collinear on ``[0, 1]``,
+        so large coefficients can cancel into a small function."""
+        count, n, k = len(rows), self.n_nodes, self.n_basis
+        w = coefficients.reshape(count, n, n, k)
+        blocks = self.gram[rows].reshape(count, n, k, n, k)
+        diagonal = np.einsum("rjkjl->rjkl", blocks)  # (count, N, K, K): G_jj per node j
+        energy = np.einsum("rijk,rjkl,rijl->rij", w, diagonal, w)
+        t = np.maximum(self.counts[rows], 1)[:, None, None]
+        return np.sqrt(np.maximum(energy, 0.0) / t)
 
     def fit(self, which: np.ndarray | None = None) -> np.ndarray:
         """Refit the replicates ``which`` (booleans ``(R,)``; all by default); return
@@ -186,7 +200,7 @@ class DictionaryLasso:
             w = soft_threshold_lasso(gram, cross, t * self.lam[rows], self.support, start)
         else:
             w = self._tuned(rows, gram, cross, t, start)
-        norms = self._edge_norms(w)
+        norms = self.edge_norms(w, rows)
         keep = np.repeat(norms > self.edge_threshold, self.n_basis, axis=2)
         w = np.where(keep, w, 0.0)
         if self.debias:
@@ -212,7 +226,7 @@ class DictionaryLasso:
         for _ in range(self.bisection_steps):
             middle = (low + high) / 2
             w = soft_threshold_lasso(gram, cross, t * np.exp(middle), self.support, best)
-            count = self.edge_counts(w)
+            count = self.edge_counts(w, rows)
             gap = np.abs(count - target)
             better = gap < best_gap
             best[better], best_gap[better], best_lam[better] = (

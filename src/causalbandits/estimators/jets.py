@@ -13,7 +13,7 @@ products.
 from __future__ import annotations
 
 import itertools
-from functools import cache
+from functools import cache, cached_property
 from math import factorial
 
 import numpy as np
@@ -26,7 +26,7 @@ class Monomials:
     first, then by total degree, then lexicographically (so index ``1 + v`` is ``delta_v``).
 
     ``exponents`` is ``(M, n_vars)``; the products of non-constant monomials whose degree stays
-    within ``degree`` are tabulated once, sorted by the product monomial.
+    within ``degree`` are tabulated on the first product, sorted by the product monomial.
     """
 
     def __init__(self, n_vars: int, degree: int) -> None:
@@ -42,6 +42,11 @@ class Monomials:
         self.index = {tuple(map(int, e)): m for m, e in enumerate(self.exponents)}
         self.total_degree = self.exponents.sum(axis=1)
         self.factorials = np.array([np.prod([factorial(int(e)) for e in row]) for row in rows])
+
+    @cached_property
+    def _products(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Left and right factor rows, sorted by product row, the product rows and where each
+        starts (built on first use: tables of many variables only need the exponents)."""
         left, right, target = [], [], []
         for i, a in enumerate(self.exponents):
             for j, b in enumerate(self.exponents):
@@ -52,10 +57,14 @@ class Monomials:
                         right.append(j)
                         target.append(m)
         order = np.argsort(target, kind="stable")
-        self._left = np.array(left, dtype=np.intp)[order]
-        self._right = np.array(right, dtype=np.intp)[order]
         targets = np.array(target, dtype=np.intp)[order]
-        self._targets, self._starts = np.unique(targets, return_index=True)
+        unique, starts = np.unique(targets, return_index=True)
+        return (
+            np.array(left, dtype=np.intp)[order],
+            np.array(right, dtype=np.intp)[order],
+            unique,
+            starts,
+        )
 
     @property
     def size(self) -> int:
@@ -70,9 +79,9 @@ class Monomials:
         """The truncated product of jets ``(..., M)``."""
         out = a[..., :1] * b + b[..., :1] * a
         out[..., :1] = a[..., :1] * b[..., :1]
-        if self._left.size:
-            pairs = a[..., self._left] * b[..., self._right]
-            out[..., self._targets] += np.add.reduceat(pairs, self._starts, axis=-1)
+        left, right, targets, starts = self._products
+        if left.size:
+            out[..., targets] += np.add.reduceat(a[..., left] * b[..., right], starts, axis=-1)
         return out
 
     def powers(self, h: np.ndarray, count: int) -> list[np.ndarray]:
@@ -137,18 +146,23 @@ def reward_jets(
     replicates, n = centres.shape
     count = members.shape[0]
     y = input_jets(centres, members, basis).reshape(replicates * count, n, basis.size)
-    w = np.repeat(np.asarray(weights, dtype=float), count, axis=0)  # (B, N, N, K)
+    weights = np.asarray(weights, dtype=float)
+    w = np.repeat(weights, count, axis=0)  # (B, N, N, K)
+    # the children of each node in some replicate: only they receive its jet
+    children = [np.flatnonzero(np.any(weights[:, :, j], axis=(0, 2))) for j in range(n)]
     if upper_triangular:
         for j in range(n - 1, 0, -1):
-            if np.any(w[:, :j, j]):
-                y[:, :j] += _pushed(y[:, j], w[:, :j, j], dictionary, basis, degree)
+            kids = children[j]
+            if kids.size:
+                y[:, kids] += _pushed(y[:, j], w[:, kids, j], dictionary, basis, degree)
         return y.sum(axis=1).reshape(replicates, count, basis.size)
     inputs = y.copy()
     for _ in range(max_iter):
         new = inputs.copy()
         for j in range(n):
-            if np.any(w[:, :, j]):
-                new += _pushed(y[:, j], w[:, :, j], dictionary, basis, degree)
+            kids = children[j]
+            if kids.size:
+                new[:, kids] += _pushed(y[:, j], w[:, kids, j], dictionary, basis, degree)
         if not np.all(np.isfinite(new)):
             break
         change = np.abs(new - y).max(initial=0.0)

@@ -130,6 +130,41 @@ def addend_intervals(
     return interval_product(lows, highs)
 
 
+class MonomialTable:
+    """Every monomial ``prod_j phi^(alpha_j)[j]`` of degree ``<= q`` in the ``N`` arms, and where
+    each super arm's addends sit in it.
+
+    An addend's interval depends on its (arm, order) pairs only, not on the super arm it belongs
+    to, so the ``C(N + q, q)`` intervals (1,001 for ``N = 10, q = 4``) are computed once per
+    round and every super arm's ``(A, M)`` addends are gathered from them (:meth:`index`),
+    instead of multiplying ``k`` intervals for each of the ``sum_k C(N, k) C(k + q, q)``
+    addends.
+    """
+
+    def __init__(self, n_arms: int, degree: int) -> None:
+        from causalbandits.estimators.jets import monomials
+
+        exponents = monomials(n_arms, degree).exponents  # (G, N)
+        self.base = degree + 1
+        self.codes = exponents @ self.base ** np.arange(n_arms, dtype=np.int64)
+        self.order = np.argsort(self.codes)
+        keep = min(degree, n_arms)
+        support = np.argsort(-exponents, axis=1, kind="stable")[:, :keep]  # non-zero first
+        self.arms = support
+        self.orders = np.take_along_axis(exponents, support, axis=1)  # 0 pads: factor 1
+
+    def index(self, exponents: np.ndarray, members: np.ndarray) -> np.ndarray:
+        """The rows ``(A, M)`` of the addends ``exponents`` ``(M, k)`` of the super arms with
+        ``members`` ``(A, k)``."""
+        powers = self.base ** members.astype(np.int64)  # (A, k)
+        codes = (powers[:, None, :] * exponents[None, :, :]).sum(axis=-1)
+        return self.order[np.searchsorted(self.codes, codes, sorter=self.order)]
+
+    def intervals(self, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The interval of every monomial, ``(R, G)`` each, from moment boxes ``(R, q + 1, N)``."""
+        return interval_product(low[:, self.orders, self.arms], high[:, self.orders, self.arms])
+
+
 def per_addend_maximum(
     coefficients: np.ndarray, addend_low: np.ndarray, addend_high: np.ndarray
 ) -> np.ndarray:

@@ -9,11 +9,17 @@ import pandas as pd
 
 from causalbandits.experiments.spec import RESERVED_COLUMNS
 
-#: The round loop's recorded metrics (bandits: regret and optimal share; continuous-action
-#: runs: the ``OptimisationTrace`` columns); a table is summarised on those it has.
+#: The round loop's recorded metrics (bandits: regret, its time average ``avg_regret =
+#: cum_regret / t``, the optimal share, the ``current`` and ``elapsed`` recorders;
+#: continuous-action runs: the ``OptimisationTrace`` columns); a table is summarised on those
+#: it has.
 METRICS = (
     "cum_regret",
+    "avg_regret",
     "optimal_share",
+    "regret_now",
+    "optimal_now",
+    "elapsed",
     "expected_reward",
     "best_expected",
     "observed",

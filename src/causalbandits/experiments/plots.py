@@ -15,7 +15,11 @@ from matplotlib.figure import Figure
 
 from causalbandits.experiments.metrics import Z95, final, parameter_columns, summarise
 
-LABELS = {"cum_regret": "cumulative regret", "optimal_share": "share of optimal actions"}
+LABELS = {
+    "cum_regret": "cumulative regret",
+    "avg_regret": "time-averaged regret R(t)/t",
+    "optimal_share": "share of optimal actions",
+}
 
 
 def save_figure(figure: Figure, out_path: str | Path, dpi: int = 150) -> Path:

@@ -265,6 +265,34 @@ class OptimisationTrace(Recorder):
             self.values[column][k] = self._round[row]
 
 
+class CurrentAction(Recorder):
+    """``regret_now`` and ``optimal_now``: the pseudo-regret of the action played at the
+    recorded round itself and whether it is optimal (e.g. "the final super arm is optimal")."""
+
+    columns = ("regret_now", "optimal_now")
+
+    def on_action(self, t: int, actions: np.ndarray, oracle: RoundOracle) -> None:
+        self._regret, self._optimal = oracle.regret, oracle.optimal
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        self.values["regret_now"][k] = self._regret
+        self.values["optimal_now"][k] = self._optimal
+
+
+class Elapsed(Recorder):
+    """``elapsed``: wall seconds of the round loop from round 1 to the recorded round (policy,
+    environment and recorders; a random policy's run gives the floor)."""
+
+    columns = ("elapsed",)
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        super().start(env, policy, rounds, replicates)
+        self._start = time.perf_counter()
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        self.values["elapsed"][k] = time.perf_counter() - self._start
+
+
 def default_recorders() -> list[Recorder]:
     """The metrics of every bandit run: cumulative regret and the optimal share."""
     return [CumulativeRegret(), OptimalShare()]
@@ -276,4 +304,6 @@ RECORDERS: dict[str, Callable[[Any], Recorder]] = {
     "overlap": lambda env: SuperArmOverlap(),
     "graph-error": lambda env: GraphError(),
     "lock-ins": lambda env: LockIns(-(-int(getattr(env, "delay", 0)) // 2)),
+    "current": lambda env: CurrentAction(),
+    "elapsed": lambda env: Elapsed(),
 }

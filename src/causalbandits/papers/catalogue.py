@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from causalbandits.experiments.protocol import Experiment
-from causalbandits.papers import csl_ucb, excbo, ndc_sem, robust_lcb
+from causalbandits.papers import csl_ucb, excbo, ndc_sem, robust_lcb, ssem_ucb
 from causalbandits.papers.excbo import MissingExtraError
 
 Preset = Callable[[bool], Experiment]
@@ -20,6 +20,7 @@ EXPERIMENTS: dict[str, Preset] = {
     **csl_ucb.EXPERIMENTS,
     **ndc_sem.EXPERIMENTS,
     **excbo.EXPERIMENTS,
+    **ssem_ucb.EXPERIMENTS,
 }
 
 

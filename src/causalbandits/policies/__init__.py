@@ -9,9 +9,13 @@ from causalbandits.policies.linsem import LinSEMTS, LinSEMUCB, RobustLCB
 from causalbandits.policies.mets import METS
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
 from causalbandits.policies.oracle import Oracle
+from causalbandits.policies.q_search import SSEMUCBQSearch
 from causalbandits.policies.random_policy import RandomPolicy
 from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
 from causalbandits.policies.sgb import SGB
+from causalbandits.policies.ssem_ucb import SSEMUCBJO
+from causalbandits.policies.ssem_ucb_dag import SSEMUCB
+from causalbandits.policies.ssem_ucb_norm import SSEMUCBNorm
 from causalbandits.policies.ucb import UCB1
 
 # Oracle is not registered: it is built from the environment's optimal super arms
@@ -35,6 +39,10 @@ POLICIES: dict[str, type] = {
     "mets": METS,
     # IGP-UCB's paper settings need the truth: the runner builds it by IGPUCB.from_environment.
     "igp-ucb": IGPUCB,
+    "ssem-ucb": SSEMUCB,
+    "ssem-ucb-jo": SSEMUCBJO,
+    "ssem-ucb-norm": SSEMUCBNorm,
+    "ssem-ucb-q-search": SSEMUCBQSearch,
 }
 
 __all__ = [
@@ -57,5 +65,9 @@ __all__ = [
     "RandomPolicy",
     "RobustLCB",
     "SGB",
+    "SSEMUCB",
+    "SSEMUCBJO",
+    "SSEMUCBNorm",
+    "SSEMUCBQSearch",
     "UCB1",
 ]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -33,8 +34,8 @@ from causalbandits.envs.super_arms import all_super_arms, check_sizes, members
 from causalbandits.estimators.dictionary_lasso import DictionaryLasso
 from causalbandits.estimators.jets import monomials, reward_jets
 from causalbandits.estimators.taylor_moments import (
+    MonomialTable,
     PowerSums,
-    addend_intervals,
     confidence_radius,
     external_ucb,
     moment_box,
@@ -52,11 +53,14 @@ BONUS_FORMS = ("max", "sum")
 @dataclass
 class SizeGroup:
     """The super arms of one size ``k``: their rows in the enumeration, ``members`` ``(A, k)``,
-    the monomials' ``exponents`` ``(M, k)`` and the Taylor coefficients ``(R, A, M)``."""
+    the monomials' ``exponents`` ``(M, k)``, their rows ``(A, M)`` in the
+    :class:`~causalbandits.estimators.taylor_moments.MonomialTable` and the Taylor
+    coefficients ``(R, A, M)``."""
 
     rows: slice
     members: np.ndarray
     exponents: np.ndarray
+    addends: np.ndarray
     coefficients: np.ndarray
 
 
@@ -70,7 +74,10 @@ def initial_blocks(n_arms: int, super_arm_size: int) -> np.ndarray:
 
 
 class SSEMUCBJO:
-    """SSEM-UCB-JO (Alg. 2) on ``R`` replicates.
+    """SSEM-UCB-JO (Alg. 2) on ``R`` replicates; the base of the other SSEM-UCB variants, which
+    override :meth:`fit_graph` (how ``F_hat`` is learned), :meth:`internal_upper_bounds`,
+    :attr:`joint` (Alg. 2's bonus factor) and :attr:`initial_passes` (how often the initial
+    blocks are played).
 
     Parameters
     ----------
@@ -91,6 +98,11 @@ class SSEMUCBJO:
     refit_every, residual_factor: the refit rule.
     upper_triangular: fit a DAG in the paper's order (default: ``problem.upper_triangular``).
     """
+
+    #: Alg. 2 multiplies the external UCB by ``sqrt(sqrt(t-1) / ln(t-1))``.
+    joint: ClassVar[bool] = True
+    #: How often the initial blocks are played (Alg. 3 plays them twice).
+    initial_passes: ClassVar[int] = 1
 
     def __init__(
         self,
@@ -139,7 +151,10 @@ class SSEMUCBJO:
         self.signal_width = signal_width
         self.refit_every, self.residual_factor = int(refit_every), float(residual_factor)
         self.super_arms = all_super_arms(self.n_arms, self.super_arm_size)
-        self.blocks = initial_blocks(self.n_arms, self.super_arm_size)
+        self.monomials = MonomialTable(self.n_arms, self.degree)
+        self.blocks = np.tile(
+            initial_blocks(self.n_arms, self.super_arm_size), (self.initial_passes, 1)
+        )
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         replicates = len(seeds)
@@ -165,11 +180,13 @@ class SSEMUCBJO:
         for k in range(self.super_arm_size + 1):
             rows = np.flatnonzero(sizes == k)
             exponents = monomials(k, self.degree).exponents
+            arms = members(self.super_arms[rows])
             groups.append(
                 SizeGroup(
                     slice(int(rows[0]), int(rows[-1]) + 1),
-                    members(self.super_arms[rows]),
+                    arms,
                     exponents,
+                    self.monomials.index(exponents, arms),
                     np.zeros((replicates, rows.size, len(exponents))),
                 )
             )
@@ -195,11 +212,13 @@ class SSEMUCBJO:
         )
         low, high = moment_box(moments, radius, self.multipliers, self.signal_width)
         out = np.empty((len(self.centres), len(self.super_arms)))
+        if self.internal_ucb == "per-addend":
+            lows, highs = self.monomials.intervals(low, high)
         for group in self.groups:
             if self.internal_ucb == "vertex":
                 out[:, group.rows] = self._vertex(group, low, high)
             else:
-                lo, hi = addend_intervals(group.exponents, group.members, low, high)
+                lo, hi = lows[:, group.addends], highs[:, group.addends]
                 out[:, group.rows] = per_addend_maximum(group.coefficients, lo, hi)
         return out
 
@@ -213,7 +232,8 @@ class SSEMUCBJO:
         return out
 
     def external_bonus(self) -> np.ndarray:
-        """``E_t(x) sqrt(sqrt(t-1)/ln(t-1))`` of every super arm, ``(R, |X|)``."""
+        """``E_t(x)`` of every super arm (times ``sqrt(sqrt(t-1)/ln(t-1))`` when
+        :attr:`joint`), ``(R, |X|)``."""
         out = np.empty((len(self.centres), len(self.super_arms)))
         for group in self.groups:
             out[:, group.rows] = external_ucb(
@@ -222,7 +242,7 @@ class SSEMUCBJO:
                 self.super_arm_size,
                 group.members,
                 form=self.bonus_form,
-                joint=True,
+                joint=self.joint,
             )
         return out
 
@@ -234,9 +254,15 @@ class SSEMUCBJO:
 
     # ---------------------------------------------------------------- learning
 
+    def fit_graph(self, which: np.ndarray) -> np.ndarray:
+        """``F_hat`` of the replicates ``which`` (booleans ``(R,)``): one joint fit of eqs. 3-4
+        on all rounds (Alg. 2), weights ``(count, N, N, K)``."""
+        return self.graph.fit(which)[which]
+
     def _refit(self, which: np.ndarray) -> None:
         """Refit the graph of the replicates ``which``, re-centre and recompute their jets."""
-        weights = self.graph.fit(which)[which]
+        which = np.array(which, dtype=bool)  # not a view of ``stale``, which is cleared below
+        weights = self.fit_graph(which)
         self.centres[which] = self.sums.means()[which]
         for group in self.groups:
             group.coefficients[which] = reward_jets(

@@ -1,0 +1,277 @@
+"""SSEM-UCB (Bauschmann & Maghsudi, arXiv 2606.14650): the linear sanity check and the three
+synthetic trials (Sec. V-A, App. -G1; Figs. 2, 4 and 5).
+
+Every replicate draws its own instance of the trial's design (:mod:`~causalbandits.envs.
+separable_instances`); all algorithms see the same instances and the same base-arm signals
+(common random numbers: no grid axis changes the seeds). The grid is (algorithm[, radius
+scale][, bonus scale]) times chunks of replicates; each chunk runs the one round loop over its
+replicates at once and records the regret, its time average ``R(t)/t`` (the paper's metric),
+the optimal share, the super arm played at each recorded round (``regret_now``,
+``optimal_now``) and the loop's wall time (``elapsed``).
+
+``radius_scale`` and ``bonus_scale`` multiply the confidence radius ``C_t`` and the external
+UCB of the SSEM-UCB variants (the paper: the bonus "can be fine-tuned by multiplication with a
+hyperparameter"; "scaling down C_t ... often led to faster convergence"); the defaults are the
+paper's constants, and ``radius_grid`` / ``bonus_grid`` sweep them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from causalbandits.envs.separable_instances import trial_environment
+from causalbandits.envs.separable_semibandit import SeparableSemiBandit
+from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.recorders import CurrentAction, Elapsed, default_recorders
+from causalbandits.experiments.simulate import results_frame, simulate
+from causalbandits.papers.ssem_ucb.paper import (
+    ALGORITHMS,
+    DESIGNS,
+    HORIZON,
+    MC_SAMPLES,
+    METS_RANGES,
+    PAPER_RUNS,
+    PAPER_SUPER_ARM_SIZE,
+)
+from causalbandits.papers.ssem_ucb.report import build_report, plot_all
+from causalbandits.policies.igp_ucb import IGPUCB
+from causalbandits.policies.mets import METS
+from causalbandits.policies.semibandit import RandomSuperArm
+from causalbandits.policies.sgb import SGB
+from causalbandits.policies.ssem_ucb import SSEMUCBJO
+from causalbandits.policies.ssem_ucb_norm import SSEMUCBNorm
+from causalbandits.policies.taylor_oracle import TaylorOracle
+from causalbandits.random import Stream, policy_stream
+
+_DEGREE = re.compile(r"^(SSEM-UCB-JO|SSEM-UCB-Norm|Taylor oracle) q=(\d+)$")
+SSEM_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm", "SEM-UCB")
+KEY_COLUMNS = (
+    "experiment",
+    "setting",
+    "trial",
+    "algorithm",
+    "radius_scale",
+    "bonus_scale",
+    "replicate",
+    "t",
+)
+VALUE_COLUMNS = (
+    "cum_regret",
+    "avg_regret",
+    "optimal_share",
+    "regret_now",
+    "optimal_now",
+    "elapsed",
+)
+
+
+def algorithm_family(label: str) -> tuple[str, int | None]:
+    """``("SSEM-UCB-JO", 4)`` for ``"SSEM-UCB-JO q=4"``; ``(label, None)`` for the others."""
+    match = _DEGREE.match(label)
+    return (match.group(1), int(match.group(2))) if match else (label, None)
+
+
+def uses_scales(label: str) -> bool:
+    """Whether the radius and bonus scales apply to ``label`` (the SSEM-UCB variants)."""
+    return algorithm_family(label)[0] in SSEM_FAMILIES
+
+
+@dataclass(frozen=True)
+class SyntheticTrial(TaskGrid):
+    """One synthetic trial (or the linear sanity check) of the SSEM-UCB paper.
+
+    Parameters
+    ----------
+    trial: ``"linear"``, ``"trial-1"``, ``"trial-2"`` or ``"trial-3"`` (:data:`DESIGNS`).
+    algorithms: labels: ``"SSEM-UCB-JO q=<q>"``, ``"SSEM-UCB-Norm q=<q>"``, ``"SEM-UCB"``,
+        ``"METS"``, ``"SGB"``, ``"IGP-UCB"``, ``"Random"``, ``"Taylor oracle q=<q>"``.
+    replicates: instances (and runs) per algorithm.
+    horizon, super_arm_size: ``T`` and ``s``.
+    radius_scale, bonus_scale: multipliers of ``C_t`` and of the external UCB (SSEM-UCB
+        variants only); radius_grid, bonus_grid: sweep them instead (tuning runs).
+    mc_samples: common Monte Carlo samples of ``mu(x)`` per instance.
+    seed, chunk_size, checkpoint_every: root seed, replicates per task, recorded rounds.
+    name, description: catalogue name and one line.
+    """
+
+    trial: str = "trial-1"
+    algorithms: tuple[str, ...] = ALGORITHMS["trial-1"]
+    replicates: int = PAPER_RUNS["trial-1"]
+    horizon: int = HORIZON
+    super_arm_size: int = PAPER_SUPER_ARM_SIZE
+    radius_scale: float = 1.0
+    bonus_scale: float = 1.0
+    radius_grid: tuple[float, ...] = ()
+    bonus_grid: tuple[float, ...] = ()
+    mc_samples: int = MC_SAMPLES["trial-1"]
+    seed: int = 2026
+    chunk_size: int = 5
+    checkpoint_every: int = 20
+    name: str = "ssem-ucb-trial-1"
+    description: str = ""
+
+    #: Common random numbers: every grid point sees the same instances and signals.
+    SEED_AXES: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("algorithms", "radius_grid", "bonus_grid"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if self.trial not in DESIGNS:
+            raise ValueError(f"trial must be one of {sorted(DESIGNS)}, got {self.trial!r}")
+        if not self.algorithms or len(set(self.algorithms)) != len(self.algorithms):
+            raise ValueError(f"algorithms must be distinct and non-empty, got {self.algorithms}")
+        known = {"SSEM-UCB-JO", "SSEM-UCB-Norm", "Taylor oracle", "SEM-UCB", "METS", "SGB"}
+        known |= {"IGP-UCB", "Random"}
+        for label in self.algorithms:
+            family, degree = algorithm_family(label)
+            if family not in known or (degree is not None and degree < 1):
+                raise ValueError(f"unknown algorithm {label!r}")
+        if int(self.replicates) != self.replicates or self.replicates < 1:
+            raise ValueError(f"replicates must be a positive integer, got {self.replicates}")
+        if self.horizon < 2 or self.chunk_size < 1 or self.checkpoint_every < 1:
+            raise ValueError("need horizon >= 2, chunk_size >= 1 and checkpoint_every >= 1")
+        if min((self.radius_scale, *self.radius_grid)) <= 0:
+            raise ValueError("radius scales must be > 0")
+        if min((self.bonus_scale, *self.bonus_grid)) < 0:
+            raise ValueError("bonus scales must be >= 0")
+
+    # ---------------------------------------------------------------- the grid
+
+    def axes(self) -> dict[str, Sequence[Any]]:
+        axes: dict[str, Sequence[Any]] = {"algorithm": self.algorithms}
+        if self.radius_grid:
+            axes["radius_scale"] = self.radius_grid
+        if self.bonus_grid:
+            axes["bonus_scale"] = self.bonus_grid
+        return axes
+
+    def scale_setting(self, setting: int) -> int:
+        """The index of grid point ``setting`` on the scale axes alone: the ``setting`` column,
+        so that every algorithm of one (radius, bonus) point shares a figure panel."""
+        sizes = [len(values) for values in self.axes().values()][1:]
+        rest = self.point_index(setting)[1:]
+        return int(np.ravel_multi_index(rest, sizes)) if sizes else 0
+
+    def task_cost(self, point: Mapping[str, Any]) -> float:
+        """Higher Taylor degrees first, then the other learners."""
+        family, degree = algorithm_family(point["algorithm"])
+        return float(degree or 0) + (0.5 if family in ("METS", "IGP-UCB") else 0.0)
+
+    def checkpoints(self) -> np.ndarray:
+        regular = np.arange(self.checkpoint_every, self.horizon + 1, self.checkpoint_every)
+        return np.unique(np.concatenate([[1], regular, [self.horizon]])).astype(np.int64)
+
+    # ---------------------------------------------------------------- running
+
+    def environment(self, replicates: Sequence[int], setting: int) -> SeparableSemiBandit:
+        env = trial_environment(
+            DESIGNS[self.trial],
+            self.seeds(setting, replicates, Stream.INSTANCE),
+            super_arm_size=self.super_arm_size,
+            horizon=self.horizon,
+            mc_samples=self.mc_samples,
+        )
+        env.reset(self.seeds(setting, replicates, Stream.NOISE))
+        return env
+
+    def policy(self, label: str, env: SeparableSemiBandit, scales: dict[str, float]) -> Any:
+        """A fresh policy for ``env`` (not yet reset)."""
+        family, degree = algorithm_family(label)
+        problem, families = env.problem, DESIGNS[self.trial].families
+        width = None if DESIGNS[self.trial].arm_law != "normal" else 1.0
+        if family == "SSEM-UCB-JO":
+            return SSEMUCBJO(problem, degree, families, signal_width=width, **scales)
+        if family == "SSEM-UCB-Norm":
+            return SSEMUCBNorm(problem, degree, families, signal_width=width, **scales)
+        if family == "SEM-UCB":
+            return SSEMUCBJO(problem, 1, ("linear",), signal_width=width, **scales)
+        if family == "Taylor oracle":
+            return TaylorOracle.from_environment(env, degree)
+        if family == "METS":
+            means, sds = METS_RANGES[self.trial]
+            return METS(problem, mean_range=means, sd_range=sds)
+        if family == "SGB":
+            return SGB(problem)
+        if family == "IGP-UCB":
+            return IGPUCB.from_environment(env)
+        return RandomSuperArm(problem)
+
+    def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
+        label = point["algorithm"]
+        scales = {
+            "radius_scale": float(point.get("radius_scale", self.radius_scale)),
+            "bonus_scale": float(point.get("bonus_scale", self.bonus_scale)),
+        }
+        with threadpool_limits(limits=1):
+            env = self.environment(replicates, setting)
+            policy = self.policy(label, env, scales)
+            policy.reset(self.seeds(setting, replicates, policy_stream(label)))
+            recorders = [*default_recorders(), CurrentAction(), Elapsed()]
+            result = simulate(env, policy, self.checkpoints(), recorders)
+        scaled = uses_scales(label)
+        frame = results_frame(
+            result,
+            label,
+            replicates,
+            experiment=self.name,
+            setting=self.scale_setting(setting),
+            trial=self.trial,
+            radius_scale=scales["radius_scale"] if scaled else np.nan,
+            bonus_scale=scales["bonus_scale"] if scaled else np.nan,
+        )
+        frame["avg_regret"] = frame["cum_regret"] / frame["t"]
+        return frame[[*KEY_COLUMNS, *VALUE_COLUMNS]]
+
+    # ---------------------------------------------------------------- outputs
+
+    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
+        return plot_all(df, Path(out_dir), self)
+
+    def report(self, df: pd.DataFrame) -> str:
+        return build_report(df, self)
+
+
+# -------------------------------------------------------------------- presets
+
+QUICK_HORIZON = 200
+QUICK_REPLICATES = 2
+
+
+def preset(trial: str, quick: bool = False) -> SyntheticTrial:
+    """The paper's setup of ``trial`` (quick: ``T = 200``, 2 replicates, 2,000 MC samples)."""
+    name = f"ssem-ucb-{trial}"
+    title = {
+        "linear": "linear sanity check (spec 8.1): SSEM-UCB-JO q = 1..3 on linear SEMs",
+        "trial-1": "trial 1 (Fig. 2): sin and linear edges, normal arms, N = 10, s = 6",
+        "trial-2": "trial 2 (Fig. 4): linear, quadratic and tanh edges, with SSEM-UCB-Norm",
+        "trial-3": "trial 3 (Fig. 5): arcsine arms, N = 15 (9,949 super arms)",
+    }[trial]
+    full = SyntheticTrial(
+        trial=trial,
+        algorithms=ALGORITHMS[trial],
+        replicates=PAPER_RUNS[trial],
+        mc_samples=MC_SAMPLES[trial],
+        name=name,
+        description=f"SSEM-UCB paper, {title}",
+    )
+    if not quick:
+        return full
+    return SyntheticTrial(
+        **{
+            **{f: getattr(full, f) for f in ("trial", "algorithms")},
+            "replicates": QUICK_REPLICATES,
+            "horizon": QUICK_HORIZON,
+            "mc_samples": 2000,
+            "checkpoint_every": 10,
+            "name": f"{name}-quick",
+            "description": f"SSEM-UCB paper, {title}; quick: T = 200, 2 replicates",
+        }
+    )

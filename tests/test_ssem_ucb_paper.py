@@ -1,0 +1,78 @@
+"""The SSEM-UCB paper module: the trial grid, its determinism and its report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from causalbandits.experiments.report import Claim
+from causalbandits.papers.catalogue import load_experiment
+from causalbandits.papers.ssem_ucb.report import claims
+from causalbandits.papers.ssem_ucb.trials import SyntheticTrial, algorithm_family
+
+SMALL = dict(
+    trial="linear",
+    algorithms=("SSEM-UCB-JO q=1", "Taylor oracle q=1", "Random"),
+    replicates=2,
+    horizon=40,
+    mc_samples=2000,
+    checkpoint_every=10,
+    name="ssem-test",
+)
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[SyntheticTrial, pd.DataFrame]:
+    grid = SyntheticTrial(**SMALL, chunk_size=2)
+    return grid, grid.run(tmp_path_factory.mktemp("ssem"), progress=False)
+
+
+def test_results_do_not_depend_on_the_chunking(small_run, tmp_path: Path) -> None:
+    together = small_run[1]
+    apart = SyntheticTrial(**SMALL, chunk_size=1).run(tmp_path, progress=False)
+    columns = ["algorithm", "replicate", "t", "cum_regret", "optimal_now", "regret_now"]
+    key = ["algorithm", "replicate", "t"]
+    pd.testing.assert_frame_equal(
+        together[columns].sort_values(key).reset_index(drop=True),
+        apart[columns].sort_values(key).reset_index(drop=True),
+    )
+    final = together[together.t == 40].set_index(["algorithm", "replicate"])
+    # degree 1 is exact on a linear SEM: the Taylor oracle plays the best super arm
+    assert final.loc["Taylor oracle q=1", "regret_now"].max() < 0.02
+    assert (
+        final.loc["Random", "cum_regret"].min() > final.loc["SSEM-UCB-JO q=1", "cum_regret"].max()
+    )
+    np.testing.assert_allclose(final["avg_regret"], final["cum_regret"] / 40)
+
+
+def test_report_checks_the_linear_statements(small_run, tmp_path: Path) -> None:
+    grid, df = small_run
+    found = claims(df, grid)
+    assert all(isinstance(c, Claim) for c in found) and len(found) == 2
+    assert "8 of 10" in found[1].text
+    text = grid.report(df)
+    assert "paper's claim" in text and "ms per round and replicate" in text
+    assert [p.name for p in grid.plot(df, tmp_path)] == ["avg_regret.png", "cum_regret.png"]
+
+
+def test_catalogue_lists_the_trials_with_quick_variants() -> None:
+    for trial in ("linear", "trial-1", "trial-2", "trial-3"):
+        quick = load_experiment(f"ssem-ucb-{trial}", quick=True)
+        assert quick.horizon == 200 and quick.replicates == 2
+    full = load_experiment("ssem-ucb-trial-1")
+    assert full.replicates == 10 and "METS" in full.algorithms
+    assert "SSEM-UCB-Norm q=4" in load_experiment("ssem-ucb-trial-2").algorithms
+
+
+def test_algorithm_labels_are_parsed_and_checked() -> None:
+    assert algorithm_family("SSEM-UCB-JO q=4") == ("SSEM-UCB-JO", 4)
+    assert algorithm_family("METS") == ("METS", None)
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        SyntheticTrial(algorithms=("UCB1",))
+    with pytest.raises(ValueError, match="trial must be"):
+        SyntheticTrial(trial="trial-4")
+    with pytest.raises(ValueError, match="radius scales"):
+        SyntheticTrial(radius_grid=(0.0,))
