@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 
 from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.experiments import checkpoint_rounds, simulate
-from causalbandits.experiments.recorders import ActionLog, LockIns, SuperArmOverlap, Trace
+from causalbandits.experiments.recorders import (
+    ActionLog,
+    CurrentAction,
+    Elapsed,
+    LockIns,
+    SuperArmOverlap,
+    Trace,
+)
 from causalbandits.random import replicate_seeds
 
 
@@ -187,3 +194,16 @@ def test_trace_calls_its_hook_on_schedule() -> None:
     assert after.rows == [(4, 4), (6, 6)]
     with pytest.raises(ValueError, match="when"):
         Trace(lambda *a: None, when="later")
+
+
+def test_current_action_and_elapsed_recorders() -> None:
+    env = ClockEnv()
+    env.reset()
+    actions = np.array([[1, 0], [0, 2], [1, 1], [0, 0], [3, 0], [1, 0], [0, 1]])
+    recorders = [CurrentAction(), Elapsed()]
+    result = simulate(env, ScriptedPolicy(actions), np.array([2, 5, 7]), recorders)
+    rounds = np.array([2, 5, 7])
+    np.testing.assert_allclose(result["regret_now"], rounds[:, None] * actions[rounds - 1])
+    np.testing.assert_array_equal(result["optimal_now"], actions[rounds - 1] == 0)
+    elapsed = result["elapsed"]
+    assert np.all(elapsed >= 0) and np.all(np.diff(elapsed, axis=0) >= 0)

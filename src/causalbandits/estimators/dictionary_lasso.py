@@ -129,7 +129,6 @@ class DictionaryLasso:
         self.bisection_steps = int(bisection_steps)
         self.gram = np.zeros((replicates, n_features, n_features))
         self.cross = np.zeros((replicates, n_features, self.n_nodes))
-        self.target_square = np.zeros((replicates, self.n_nodes))
         self.counts = np.zeros(replicates, dtype=np.int64)
         self.coefficients = np.zeros((replicates, self.n_nodes, n_features))
 
@@ -151,21 +150,12 @@ class DictionaryLasso:
         target = y - z
         self.gram += phi[:, :, None] * phi[:, None, :]
         self.cross += phi[:, :, None] * target[:, None, :]
-        self.target_square += target**2
         self.counts += 1
 
     def residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``||y - F_hat(y) - z||^2`` of one round per replicate, ``(R,)``."""
         fitted = np.einsum("rnp,rp->rn", self.coefficients, features(y, self.dictionary))
         return ((y - z - fitted) ** 2).sum(axis=1)
-
-    def training_error(self) -> np.ndarray:
-        """The mean of :meth:`residual` over the data added so far, ``(R,)``."""
-        w = self.coefficients
-        quadratic = np.einsum("rnp,rpl,rnl->r", w, self.gram, w)
-        linear = np.einsum("rnp,rpn->r", w, self.cross)
-        total = self.target_square.sum(axis=1) - 2 * linear + quadratic
-        return np.maximum(total, 0.0) / np.maximum(self.counts, 1)
 
     def edge_counts(self, coefficients: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The number of edges of the fitted coefficients ``(count, N, N K)`` of the replicates

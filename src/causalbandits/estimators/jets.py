@@ -13,7 +13,7 @@ products.
 from __future__ import annotations
 
 import itertools
-from functools import cache, cached_property
+from functools import cache
 from math import factorial
 
 import numpy as np
@@ -43,14 +43,17 @@ class Monomials:
         self.total_degree = self.exponents.sum(axis=1)
         self.factorials = np.array([np.prod([factorial(int(e)) for e in row]) for row in rows])
 
-    @cached_property
-    def _products(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Left and right factor rows, sorted by product row, the product rows and where each
-        starts (built on first use: tables of many variables only need the exponents)."""
+    @cache  # noqa: B019 (one table per instance and degree, kept with the cached instance)
+    def _pairs(self, min_left: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The products of a left monomial of degree ``>= max(min_left, 1)`` and a non-constant
+        right one that stay within ``degree``: left and right rows sorted by the product row,
+        the product rows and where each starts (built on first use)."""
         left, right, target = [], [], []
         for i, a in enumerate(self.exponents):
+            if self.total_degree[i] < max(min_left, 1):
+                continue
             for j, b in enumerate(self.exponents):
-                if self.total_degree[i] and self.total_degree[j]:
+                if self.total_degree[j]:
                     m = self.index.get(tuple(map(int, a + b)))
                     if m is not None:
                         left.append(i)
@@ -71,24 +74,27 @@ class Monomials:
         """``M = C(n_vars + degree, degree)``."""
         return len(self.exponents)
 
-    def variable(self, v: int) -> int:
-        """The index of the monomial ``delta_v``."""
-        return 1 + v
+    def _pair_products(self, a: np.ndarray, b: np.ndarray, min_left: int = 1) -> np.ndarray:
+        """The truncated product of the non-constant parts of ``a`` and ``b``, ``a``'s
+        monomials below degree ``min_left`` being zero."""
+        out = np.zeros(np.broadcast_shapes(a.shape, b.shape))
+        left, right, targets, starts = self._pairs(min_left)
+        if left.size:
+            out[..., targets] = np.add.reduceat(a[..., left] * b[..., right], starts, axis=-1)
+        return out
 
     def multiply(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The truncated product of jets ``(..., M)``."""
         out = a[..., :1] * b + b[..., :1] * a
         out[..., :1] = a[..., :1] * b[..., :1]
-        left, right, targets, starts = self._products
-        if left.size:
-            out[..., targets] += np.add.reduceat(a[..., left] * b[..., right], starts, axis=-1)
-        return out
+        return out + self._pair_products(a, b)
 
     def powers(self, h: np.ndarray, count: int) -> list[np.ndarray]:
-        """``[h, h^2, ..., h^count]`` of a jet ``h`` without constant term."""
+        """``[h, h^2, ..., h^count]`` of a jet ``h`` without constant term (``h^(n-1)`` has no
+        monomial below degree ``n - 1``, which prunes the products)."""
         out = [h]
-        for _ in range(count - 1):
-            out.append(self.multiply(out[-1], h))
+        for n in range(2, count + 1):
+            out.append(self._pair_products(out[-1], h, min_left=n - 1))
         return out
 
 
@@ -187,7 +193,8 @@ def _pushed(
     scaled = derivatives / np.array([factorial(n) for n in range(degree + 1)])[:, None]
     coefficients = np.einsum("bck,knb->bcn", edges, scaled)  # (B, C, q + 1)
     out = coefficients[:, :, :1] * np.eye(1, basis.size)  # constant terms
-    if degree and np.any(h):
-        for n, power in enumerate(basis.powers(h, degree), start=1):
-            out += coefficients[:, :, n, None] * power[:, None, :]
+    moving = np.flatnonzero(np.any(h, axis=1))  # super arms that reach j: the others stay put
+    if degree and moving.size:
+        for n, power in enumerate(basis.powers(h[moving], degree), start=1):
+            out[moving] += coefficients[moving, :, n, None] * power[:, None, :]
     return out

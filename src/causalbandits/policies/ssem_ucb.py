@@ -13,9 +13,11 @@ included) and ``E`` the external (graph-learning) bonus. The Taylor coefficients
 jets.reward_jets`), one joint dictionary-lasso fit of eqs. 3-4 (:class:`~causalbandits.
 estimators.dictionary_lasso.DictionaryLasso`).
 
-Refits happen when the newest round's residual exceeds ``residual_factor`` times the mean
-training residual, or ``refit_every`` rounds after the last one (decisions: ssem-ucb 4; the
-paper refits "only if it inadequately described new sampling data"). The centres ``a`` are the
+Refits happen when the newest round's residual (out of sample: ``F_hat`` has not seen the round)
+exceeds ``residual_factor`` times the mean of those residuals since the last refit (after at
+least :data:`MIN_RESIDUALS` of them), or ``refit_every`` rounds after the last refit
+(decisions: ssem-ucb 4; the paper refits "only if it inadequately described new sampling
+data"). The centres ``a`` are the
 empirical means at the last refit and stay frozen until the next one, so the jets are reused
 between refits; the moments about them come from power sums every round (spec Sec. 7).
 
@@ -47,6 +49,8 @@ from causalbandits.random import random_argmax, uniform_stream
 from causalbandits.scm.basis import Dictionary
 
 INTERNAL_UCBS = ("per-addend", "vertex")
+#: Rounds of residuals since the last refit before the residual test may trigger a refit.
+MIN_RESIDUALS = 5
 BONUS_FORMS = ("max", "sum")
 
 
@@ -171,6 +175,8 @@ class SSEMUCBJO:
         self.groups = self._size_groups(replicates)
         self.stale = np.ones(replicates, dtype=bool)
         self.last_fit = np.zeros(replicates, dtype=np.int64)
+        self.residual_sum = np.zeros(replicates)
+        self.residual_count = np.zeros(replicates, dtype=np.int64)
         self.refits = np.zeros(replicates, dtype=np.int64)
         self.uniforms = uniform_stream(seeds, (len(self.super_arms),))
 
@@ -274,6 +280,8 @@ class SSEMUCBJO:
                 upper_triangular=self.upper_triangular,
             )
         self.last_fit[which] = self.t
+        self.residual_sum[which] = 0.0
+        self.residual_count[which] = 0
         self.refits[which] += 1
         self.stale[which] = False
 
@@ -282,9 +290,12 @@ class SSEMUCBJO:
         z, y = np.asarray(feedback.z, dtype=float), np.asarray(feedback.y, dtype=float)
         self.sums.add(z, played)
         if self.t >= len(self.blocks):
-            surprise = self.graph.residual(z, y) > self.residual_factor * np.maximum(
-                self.graph.training_error(), 1e-12
-            )
+            residual = self.graph.residual(z, y)  # out of sample: before the round is added
+            count = np.maximum(self.residual_count, 1)
+            settled = self.residual_count >= MIN_RESIDUALS
+            surprise = settled & (residual > self.residual_factor * self.residual_sum / count)
+            self.residual_sum += residual
+            self.residual_count += 1
             due = self.t + 1 - self.last_fit >= self.refit_every
             self.stale |= surprise | due
         self.graph.add(z, y)

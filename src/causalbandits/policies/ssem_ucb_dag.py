@@ -48,7 +48,6 @@ class PerArmLasso(DictionaryLasso):
         target = y[rows] - z[rows]
         self.gram[rows] += phi[:, :, None] * phi[:, None, :]
         self.cross[rows] += phi[:, :, None] * target[:, None, :]
-        self.target_square[rows] += target**2
         self.counts[rows] += 1
 
 

@@ -127,11 +127,14 @@ class SeparableSEM:
         return y.reshape(np.shape(u))
 
     def _backward(self, u: np.ndarray) -> np.ndarray:
-        y = u.copy()
+        y = np.moveaxis(u, -1, 0).copy()  # node-major (N, R, S): whole contiguous slabs
         for j in range(self.n_nodes - 1, 0, -1):  # y[j] is final once its parents (> j) are
-            phi = self.dictionary.evaluate(y[:, :, j])  # (R, S, K)
-            y[:, :, :j] += np.einsum("rsk,rik->rsi", phi, self.weights[:, :j, j])
-        return y
+            edges = self.weights[:, :, j]  # (R, N, K): the edges leaving j
+            for k in np.flatnonzero(np.any(edges, axis=(0, 1))):  # the bases j's edges use
+                phi = self.dictionary.functions[k](y[j])  # (R, S)
+                for i in np.flatnonzero(np.any(edges[:, :, k], axis=0)):
+                    y[i] += edges[:, i, k, None] * phi
+        return np.moveaxis(y, 0, -1)
 
     def _fixed_point(self, u: np.ndarray) -> np.ndarray:
         y = u.copy()

@@ -45,11 +45,15 @@ def taylor_oracle(degree: int) -> str:
     return f"Taylor oracle q={degree}"
 
 
+#: The clairvoyant Taylor oracles of every degree: what truncating the Taylor series costs with
+#: the true SEM and exact moments (a diagnostic beside the paper's algorithms).
+ORACLES = tuple(taylor_oracle(q) for q in DEGREES)
+
 #: The algorithms of each trial (trial 2 adds SSEM-UCB-Norm; SEM-UCB is JO with q = 1 and the
 #: linear dictionary, spec Sec. 4.1).
 ALGORITHMS = {
     "linear": (jo(1), jo(2), jo(3), "Random"),
-    "trial-1": (*(jo(q) for q in DEGREES), "SEM-UCB", *BASELINES),
-    "trial-2": (*(jo(q) for q in DEGREES), norm(4), "SEM-UCB", *BASELINES),
+    "trial-1": (*(jo(q) for q in DEGREES), "SEM-UCB", *BASELINES, *ORACLES),
+    "trial-2": (*(jo(q) for q in DEGREES), norm(4), "SEM-UCB", *BASELINES, *ORACLES),
     "trial-3": (jo(1), jo(2), jo(3), jo(4), "SEM-UCB", "METS", "SGB", "Random"),
 }
