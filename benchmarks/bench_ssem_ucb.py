@@ -13,7 +13,8 @@ reported in milliseconds per round and as a ratio to the floor (the random super
 same environment). The paper publishes no code, so there is no peer figure; the issue's
 targets are 20 ms (N = 10, q = 4) and 200 ms (N = 15, q = 4) per round and replicate.
 The split: SSEM-UCB-JO q = 4's time in graph refits (lasso), jets, interval products (the
-internal UCB), the external bonus and the argmax. Results: stdout and
+internal UCB), the external bonus and the argmax. Policies use the presets' settings (the
+tuned radius and bonus scales). Results: stdout and
 ``benchmarks/results/ssem_ucb.json``.
 """
 
@@ -32,7 +33,6 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from causalbandits.experiments.simulate import simulate
-from causalbandits.papers.ssem_ucb import trials
 from causalbandits.papers.ssem_ucb.trials import SyntheticTrial, preset
 from causalbandits.policies.ssem_ucb import SSEMUCBJO
 from causalbandits.random import policy_stream, replicate_seeds
@@ -44,7 +44,8 @@ TRIAL1_TARGET_SECONDS = 30 * 60
 def ms_per_round(grid: SyntheticTrial, algorithm: str, rounds: int) -> float:
     """Wall milliseconds per round of one replicate (the environment built beforehand)."""
     env = grid.environment(range(1), 0)
-    policy = grid.policy(algorithm, env, {"radius_scale": 1.0, "bonus_scale": 1.0})
+    scales = {"radius_scale": grid.radius_scale, "bonus_scale": grid.bonus_scale}
+    policy = grid.policy(algorithm, env, scales)
     policy.reset(replicate_seeds(0, 0, range(1), policy_stream(algorithm)))
     start = time.perf_counter()
     simulate(env, policy, np.array([rounds]))
@@ -89,7 +90,14 @@ class TimedJO(SSEMUCBJO):
 def split(grid: SyntheticTrial, rounds: int) -> dict[str, float]:
     """Milliseconds per round of each part of SSEM-UCB-JO q = 4's round."""
     env = grid.environment(range(1), 0)
-    policy = TimedJO(env.problem, 4, trials.DESIGNS[grid.trial].families)
+    policy = TimedJO(
+        env.problem,
+        degree=4,
+        dictionary=grid.instance_design().families,
+        radius_scale=grid.radius_scale,
+        bonus_scale=grid.bonus_scale,
+        signal_width=None if grid.instance_design().arm_law != "normal" else 1.0,
+    )
     policy.timings = defaultdict(float)
     policy.reset(replicate_seeds(0, 0, range(1), policy_stream("timed")))
     start = time.perf_counter()

@@ -12,6 +12,7 @@ from causalbandits.experiments.report import Claim
 from causalbandits.papers.catalogue import load_experiment
 from causalbandits.papers.ssem_ucb.report import claims
 from causalbandits.papers.ssem_ucb.trials import SyntheticTrial, algorithm_family
+from causalbandits.random import replicate_seeds
 
 SMALL = dict(
     trial="linear",
@@ -76,3 +77,45 @@ def test_algorithm_labels_are_parsed_and_checked() -> None:
         SyntheticTrial(trial="trial-4")
     with pytest.raises(ValueError, match="radius scales"):
         SyntheticTrial(radius_grid=(0.0,))
+
+
+def test_tuning_report_tabulates_every_scale_pair() -> None:
+    grid = load_experiment("ssem-ucb-tuning", quick=True)
+    assert (
+        grid.radius_grid
+        and grid.bonus_grid
+        and grid.seed != load_experiment("ssem-ucb-trial-1").seed
+    )
+    rows = [
+        {
+            "algorithm": a,
+            "radius_scale": r,
+            "bonus_scale": b,
+            "replicate": k,
+            "t": 200,
+            "avg_regret": r + b + (a == "SSEM-UCB-JO q=4") + 0.01 * k,
+        }
+        for a in ("SSEM-UCB-JO q=1", "SSEM-UCB-JO q=4")
+        for r in (1.0, 0.01)
+        for b in (1.0, 0.01)
+        for k in range(2)
+    ]
+    text = grid.report(pd.DataFrame(rows))
+    assert text.count("\n| 0.01 |") + text.count("\n| 1.0 |") == 4
+    assert "mean over algorithms" in text
+    assert "| 0.01 | 0.01 | 0.025 ± 0.005 | 1.025 ± 0.005 | 0.525 |" in text
+
+
+def test_every_algorithm_label_builds_its_policy() -> None:
+    grid = SyntheticTrial(trial="trial-2", design={"n_arms": 4}, super_arm_size=2, mc_samples=50)
+    env = grid.environment(range(1), 0)
+    labels = (*load_experiment("ssem-ucb-trial-2").algorithms, "SSEM-UCB-Norm q=2")
+    scales = {"radius_scale": 0.5, "bonus_scale": 0.5}
+    for label in labels:
+        policy = grid.policy(label, env, scales)
+        policy.reset(replicate_seeds(0, 0, [0], 1))
+        assert policy.select().shape == (1, 4), label
+    norm = grid.policy("SSEM-UCB-Norm q=2", env, scales)
+    assert (norm.degree, norm.radius_scale) == (2, 0.5)
+    with pytest.raises(ValueError, match="unknown design fields"):
+        SyntheticTrial(design={"arms": 3})

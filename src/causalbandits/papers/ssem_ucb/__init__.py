@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from causalbandits.papers.ssem_ucb.trials import preset
+from causalbandits.papers.ssem_ucb.trials import preset, tuning
 
 EXPERIMENTS = {
-    f"ssem-ucb-{trial}": partial(preset, trial)
-    for trial in ("linear", "trial-1", "trial-2", "trial-3")
+    **{
+        f"ssem-ucb-{trial}": partial(preset, trial)
+        for trial in ("linear", "trial-1", "trial-2", "trial-3")
+    },
+    "ssem-ucb-tuning": tuning,
 }

@@ -16,6 +16,19 @@ PAPER_RUNS = {"linear": 10, "trial-1": 10, "trial-2": 3, "trial-3": 3}
 #: 9,949 super arms make 5,000 the affordable choice).
 MC_SAMPLES = {"linear": 10_000, "trial-1": 10_000, "trial-2": 10_000, "trial-3": 5_000}
 
+#: The scales of the confidence radius and of the external UCB (decisions: ssem-ucb 12), chosen
+#: by the tuning grid ``ssem-ucb-tuning`` (trial 1, 4 instances of seed TUNING_SEED, disjoint
+#: from the reported ones; docs/results/ssem-ucb-tuning): the lowest mean over q = 1 and q = 4
+#: of R(T)/T, 0.333 at (0.001, 0.001); next 0.337 at (0.01, 1) and 0.342 at (0.01, 0.001);
+#: 0.546 at the paper's (1, 1).
+RADIUS_SCALE = 0.001
+BONUS_SCALE = 0.001
+#: The tuning grid (radius scales x bonus scales) and its root seed.
+RADIUS_GRID = (1.0, 0.1, 0.01, 0.001)
+BONUS_GRID = (1.0, 0.01, 0.001)
+TUNING_SEED = 7
+EVALUATION_SEED = 2026
+
 #: The degrees of Fig. 2 (inferred: "several values; the lowest is 1", "degree 4" best).
 DEGREES = (1, 2, 3, 4)
 BASELINES = ("METS", "SGB", "IGP-UCB", "Random")

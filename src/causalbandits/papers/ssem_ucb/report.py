@@ -19,6 +19,7 @@ from causalbandits.experiments.plots import plot_regret_curves
 from causalbandits.experiments.report import (
     Claim,
     claims_table,
+    frame_table,
     markdown_table,
     mean_se,
     paired_sign,
@@ -220,8 +221,36 @@ def claims(df: pd.DataFrame, grid: Any) -> list[Claim]:
     return out
 
 
+def tuning_table(df: pd.DataFrame) -> str:
+    """Final ``R(T)/T`` (mean ± se) per algorithm and scale pair, and the mean over the
+    algorithms (the tuning criterion)."""
+    last = final_rows(df)
+    table = last.groupby(["radius_scale", "bonus_scale", "algorithm"], sort=True)["avg_regret"]
+    means = table.apply(lambda v: pm(*mean_se(v), 3)).unstack("algorithm")
+    means["mean over algorithms"] = (
+        last.groupby(["radius_scale", "bonus_scale"])["avg_regret"].mean().map("{:.3f}".format)
+    )
+    return frame_table(means, index=True)
+
+
+def final_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows at the horizon."""
+    return df[df["t"] == df["t"].max()]
+
+
 def build_report(df: pd.DataFrame, grid: Any) -> str:
-    """The markdown report of one trial."""
+    """The markdown report of one trial (or of a scale-tuning grid)."""
+    if grid.radius_grid or grid.bonus_grid:
+        return "\n".join(
+            [
+                f"# {grid.description or grid.name}",
+                "",
+                f"{df['replicate'].nunique()} instances, T = {grid.horizon}; R(T)/T:",
+                "",
+                tuning_table(df),
+                "",
+            ]
+        )
     parts = [
         f"# {grid.description or grid.name}",
         "",

@@ -12,14 +12,15 @@ the optimal share, the super arm played at each recorded round (``regret_now``,
 ``radius_scale`` and ``bonus_scale`` multiply the confidence radius ``C_t`` and the external
 UCB of the SSEM-UCB variants (the paper: the bonus "can be fine-tuned by multiplication with a
 hyperparameter"; "scaling down C_t ... often led to faster convergence"); the defaults are the
-paper's constants, and ``radius_grid`` / ``bonus_grid`` sweep them.
+values the tuning grid chose (:data:`~causalbandits.papers.ssem_ucb.paper.RADIUS_SCALE`), and
+``radius_grid`` / ``bonus_grid`` sweep them (the ``ssem-ucb-tuning`` preset).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,19 +28,26 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from causalbandits.envs.separable_instances import trial_environment
+from causalbandits.envs.separable_instances import TrialDesign, trial_environment
 from causalbandits.envs.separable_semibandit import SeparableSemiBandit
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.recorders import CurrentAction, Elapsed, default_recorders
 from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.papers.ssem_ucb.paper import (
     ALGORITHMS,
+    BONUS_GRID,
+    BONUS_SCALE,
     DESIGNS,
+    EVALUATION_SEED,
     HORIZON,
     MC_SAMPLES,
     METS_RANGES,
     PAPER_RUNS,
     PAPER_SUPER_ARM_SIZE,
+    RADIUS_GRID,
+    RADIUS_SCALE,
+    TUNING_SEED,
+    jo,
 )
 from causalbandits.papers.ssem_ucb.report import build_report, plot_all
 from causalbandits.policies.igp_ucb import IGPUCB
@@ -91,6 +99,8 @@ class SyntheticTrial(TaskGrid):
     Parameters
     ----------
     trial: ``"linear"``, ``"trial-1"``, ``"trial-2"`` or ``"trial-3"`` (:data:`DESIGNS`).
+    design: overrides of the trial's :class:`~causalbandits.envs.separable_instances.
+        TrialDesign` fields (sensitivities, e.g. ``{"coefficient_range": (0.1, 0.2)}``).
     algorithms: labels: ``"SSEM-UCB-JO q=<q>"``, ``"SSEM-UCB-Norm q=<q>"``, ``"SEM-UCB"``,
         ``"METS"``, ``"SGB"``, ``"IGP-UCB"``, ``"Random"``, ``"Taylor oracle q=<q>"``.
     replicates: instances (and runs) per algorithm.
@@ -103,16 +113,17 @@ class SyntheticTrial(TaskGrid):
     """
 
     trial: str = "trial-1"
+    design: dict[str, Any] = field(default_factory=dict)
     algorithms: tuple[str, ...] = ALGORITHMS["trial-1"]
     replicates: int = PAPER_RUNS["trial-1"]
     horizon: int = HORIZON
     super_arm_size: int = PAPER_SUPER_ARM_SIZE
-    radius_scale: float = 1.0
-    bonus_scale: float = 1.0
+    radius_scale: float = RADIUS_SCALE
+    bonus_scale: float = BONUS_SCALE
     radius_grid: tuple[float, ...] = ()
     bonus_grid: tuple[float, ...] = ()
     mc_samples: int = MC_SAMPLES["trial-1"]
-    seed: int = 2026
+    seed: int = EVALUATION_SEED
     chunk_size: int = 5
     checkpoint_every: int = 20
     name: str = "ssem-ucb-trial-1"
@@ -126,6 +137,10 @@ class SyntheticTrial(TaskGrid):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.trial not in DESIGNS:
             raise ValueError(f"trial must be one of {sorted(DESIGNS)}, got {self.trial!r}")
+        unknown = set(self.design) - {f.name for f in fields(TrialDesign)}
+        if unknown:
+            raise ValueError(f"unknown design fields {sorted(unknown)}")
+        self.instance_design()  # validates the overridden values
         if not self.algorithms or len(set(self.algorithms)) != len(self.algorithms):
             raise ValueError(f"algorithms must be distinct and non-empty, got {self.algorithms}")
         known = {"SSEM-UCB-JO", "SSEM-UCB-Norm", "Taylor oracle", "SEM-UCB", "METS", "SGB"}
@@ -142,6 +157,14 @@ class SyntheticTrial(TaskGrid):
             raise ValueError("radius scales must be > 0")
         if min((self.bonus_scale, *self.bonus_grid)) < 0:
             raise ValueError("bonus scales must be >= 0")
+
+    def instance_design(self) -> TrialDesign:
+        """The trial's instance design with :attr:`design`'s overrides."""
+        overrides = {
+            name: tuple(value) if isinstance(value, list) else value
+            for name, value in self.design.items()
+        }
+        return replace(DESIGNS[self.trial], **overrides)
 
     # ---------------------------------------------------------------- the grid
 
@@ -173,7 +196,7 @@ class SyntheticTrial(TaskGrid):
 
     def environment(self, replicates: Sequence[int], setting: int) -> SeparableSemiBandit:
         env = trial_environment(
-            DESIGNS[self.trial],
+            self.instance_design(),
             self.seeds(setting, replicates, Stream.INSTANCE),
             super_arm_size=self.super_arm_size,
             horizon=self.horizon,
@@ -185,14 +208,16 @@ class SyntheticTrial(TaskGrid):
     def policy(self, label: str, env: SeparableSemiBandit, scales: dict[str, float]) -> Any:
         """A fresh policy for ``env`` (not yet reset)."""
         family, degree = algorithm_family(label)
-        problem, families = env.problem, DESIGNS[self.trial].families
-        width = None if DESIGNS[self.trial].arm_law != "normal" else 1.0
+        design = self.instance_design()
+        problem, families = env.problem, design.families
+        width = None if design.arm_law != "normal" else 1.0
+        options = dict(signal_width=width, **scales)
         if family == "SSEM-UCB-JO":
-            return SSEMUCBJO(problem, degree, families, signal_width=width, **scales)
+            return SSEMUCBJO(problem, degree=degree, dictionary=families, **options)
         if family == "SSEM-UCB-Norm":
-            return SSEMUCBNorm(problem, degree, families, signal_width=width, **scales)
+            return SSEMUCBNorm(problem, degree=degree, dictionary=families, **options)
         if family == "SEM-UCB":
-            return SSEMUCBJO(problem, 1, ("linear",), signal_width=width, **scales)
+            return SSEMUCBJO(problem, degree=1, dictionary=("linear",), **options)
         if family == "Taylor oracle":
             return TaylorOracle.from_environment(env, degree)
         if family == "METS":
@@ -243,6 +268,26 @@ class SyntheticTrial(TaskGrid):
 
 QUICK_HORIZON = 200
 QUICK_REPLICATES = 2
+
+
+def tuning(quick: bool = False) -> SyntheticTrial:
+    """The scale tuning of decisions: ssem-ucb 12: SSEM-UCB-JO q = 1 and 4 on 4 trial-1
+    instances of their own seed, every (radius scale, bonus scale) of the grid (quick: T = 200,
+    2 instances, two scales each)."""
+    return SyntheticTrial(
+        trial="trial-1",
+        algorithms=(jo(1), jo(4)),
+        replicates=QUICK_REPLICATES if quick else 4,
+        horizon=QUICK_HORIZON if quick else HORIZON,
+        radius_grid=RADIUS_GRID[::2] if quick else RADIUS_GRID,
+        bonus_grid=BONUS_GRID[:2] if quick else BONUS_GRID,
+        mc_samples=2000 if quick else MC_SAMPLES["trial-1"],
+        seed=TUNING_SEED,
+        chunk_size=4,
+        name="ssem-ucb-tuning" + ("-quick" if quick else ""),
+        description="SSEM-UCB paper: tuning of the radius and bonus scales on trial 1 "
+        "(instances disjoint from the reported ones)",
+    )
 
 
 def preset(trial: str, quick: bool = False) -> SyntheticTrial:
