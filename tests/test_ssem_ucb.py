@@ -25,7 +25,7 @@ from causalbandits.estimators.taylor_moments import (
 )
 from causalbandits.experiments.simulate import compare
 from causalbandits.policies.semibandit import RandomSuperArm
-from causalbandits.policies.ssem_ucb import SSEMUCBJO, initial_blocks
+from causalbandits.policies.ssem_ucb import SSEMUCBJO, initial_blocks, selection_scores
 from causalbandits.random import replicate_seeds
 from causalbandits.scm.basis import Dictionary
 from causalbandits.scm.separable import SeparableSEM
@@ -269,3 +269,34 @@ def test_bad_super_arm_sizes_are_refused() -> None:
     for size in (0, 6):
         with pytest.raises(ValueError, match="super-arm size"):
             SSEMUCBJO(SimpleNamespace(n_arms=5, super_arm_size=size, horizon=10))
+
+
+def test_super_arms_with_divergent_jets_are_not_played() -> None:
+    internal = np.array([[0.0, 2.0, np.nan, 1.0], [0.0, np.inf, 3.0, np.nan]])
+    bonus = np.array([[0.0, 0.5, 9.0, 1.0], [0.0, 9.0, 0.5, 9.0]])
+    scores = selection_scores(internal, bonus, 1.0)
+    np.testing.assert_allclose(scores[0], [0.0, 3.0, -np.inf, 3.0])  # span 2 over the finite
+    np.testing.assert_allclose(scores[1], [0.0, -np.inf, 4.5, -np.inf])
+    np.testing.assert_allclose(selection_scores(internal, bonus, 1.0, False)[0, 1], 2.5)
+
+
+def test_a_diverging_fit_is_counted_and_its_super_arms_skipped() -> None:
+    env = small_environment()
+    env.reset(0)
+    policy = SSEMUCBJO(env.problem, degree=2, dictionary=QUADRATIC.names)
+    policy.reset(replicate_seeds(0, 0, [0], 1))
+    for _ in range(10):
+        actions = policy.select()
+        policy.update(actions, env.step(actions))
+    policy.graph.coefficients[:] = 0.0
+    # y3 += 1e200 y4^2 and y0 += 1e200 y3^2: y0 overflows whenever arm 4 is played
+    policy.graph.coefficients[0, 3, 2 * 4 + 1] = 1e200
+    policy.graph.coefficients[0, 0, 2 * 3 + 1] = 1e200
+    policy.graph.fit = lambda which: policy.graph.weights  # keep the planted fit
+    policy._refit(np.array([True]))
+    assert policy.divergent_refits[0] == 1
+    scores = policy.scores()[0]
+    reaches_node_0 = env.super_arms[:, 4]
+    assert np.all(np.isneginf(scores[reaches_node_0])) and np.all(
+        np.isfinite(scores[~reaches_node_0])
+    )

@@ -42,9 +42,11 @@ def plot_regret_curves(
     metric: str = "cum_regret",
     title: str | None = None,
     change_points: Sequence[int] = (),
+    dashed: Sequence[str] = (),
 ) -> Path:
     """``metric`` vs round with its 95% band, one line per algorithm, one panel per setting;
-    dotted vertical lines mark the ``change_points``."""
+    dotted vertical lines mark the ``change_points``; the algorithms in ``dashed`` (e.g.
+    diagnostics beside the learners) are drawn dashed."""
     summary = summarise(df)
     parameters = parameter_columns(df)
     settings = list(summary["setting"].unique())
@@ -55,7 +57,8 @@ def plot_regret_curves(
     for ax, setting in zip(axes, settings, strict=False):
         rows = summary[summary["setting"] == setting]
         for label, curve in rows.groupby("algorithm", sort=False):
-            line = ax.plot(curve["t"], curve[f"{metric}_mean"], label=label)[0]
+            style = "--" if label in dashed else "-"
+            line = ax.plot(curve["t"], curve[f"{metric}_mean"], style, label=label)[0]
             ax.fill_between(
                 curve["t"],
                 curve[f"{metric}_low"],

@@ -77,6 +77,22 @@ def initial_blocks(n_arms: int, super_arm_size: int) -> np.ndarray:
     return blocks
 
 
+def selection_scores(
+    internal: np.ndarray, bonus: np.ndarray, bonus_scale: float, span_weighted: bool = True
+) -> np.ndarray:
+    """``I^max + bonus_scale Delta^I E`` (eq. 9; ``Delta^I`` replaced by 1 unless
+    ``span_weighted``), ``(R, |X|)``; ``-inf`` for a super arm whose internal UCB is not finite
+    (the fitted SEM diverges about its centre, :meth:`SSEMUCBJO._refit`), which is then not
+    played until the next refit, and ``Delta^I`` is taken over the finite ones."""
+    finite = np.isfinite(internal)
+    weight = 1.0
+    if span_weighted:
+        low = np.where(finite, internal, np.inf).min(axis=1, keepdims=True)
+        high = np.where(finite, internal, -np.inf).max(axis=1, keepdims=True)
+        weight = np.where(high >= low, high - low, 0.0)
+    return np.where(finite, internal + bonus_scale * weight * bonus, -np.inf)
+
+
 class SSEMUCBJO:
     """SSEM-UCB-JO (Alg. 2) on ``R`` replicates; the base of the other SSEM-UCB variants, which
     override :meth:`fit_graph` (how ``F_hat`` is learned), :meth:`internal_upper_bounds`,
@@ -178,6 +194,8 @@ class SSEMUCBJO:
         self.residual_sum = np.zeros(replicates)
         self.residual_count = np.zeros(replicates, dtype=np.int64)
         self.refits = np.zeros(replicates, dtype=np.int64)
+        #: Refits whose fitted SEM diverged about some super arm's centre (per replicate).
+        self.divergent_refits = np.zeros(replicates, dtype=np.int64)
         self.uniforms = uniform_stream(seeds, (len(self.super_arms),))
 
     def _size_groups(self, replicates: int) -> list[SizeGroup]:
@@ -254,9 +272,9 @@ class SSEMUCBJO:
 
     def scores(self) -> np.ndarray:
         """The selection scores of eq. 9 (Alg. 2), ``(R, |X|)``."""
-        internal = self.internal_upper_bounds()
-        span = internal.max(axis=1, keepdims=True) - internal.min(axis=1, keepdims=True)
-        return internal + self.bonus_scale * span * self.external_bonus()
+        return selection_scores(
+            self.internal_upper_bounds(), self.external_bonus(), self.bonus_scale
+        )
 
     # ---------------------------------------------------------------- learning
 
@@ -270,15 +288,22 @@ class SSEMUCBJO:
         which = np.array(which, dtype=bool)  # not a view of ``stale``, which is cleared below
         weights = self.fit_graph(which)
         self.centres[which] = self.sums.means()[which]
+        diverged = np.zeros(int(which.sum()), dtype=bool)
         for group in self.groups:
-            group.coefficients[which] = reward_jets(
-                weights,
-                self.graph.dictionary,
-                self.centres[which],
-                group.members,
-                self.degree,
-                upper_triangular=self.upper_triangular,
-            )
+            # a fitted SEM can blow up away from the data (e.g. collinear quadratic and tanh
+            # fits extrapolated to super arms never played): such jets are not finite
+            with np.errstate(over="ignore", invalid="ignore"):
+                jets = reward_jets(
+                    weights,
+                    self.graph.dictionary,
+                    self.centres[which],
+                    group.members,
+                    self.degree,
+                    upper_triangular=self.upper_triangular,
+                )
+            group.coefficients[which] = jets
+            diverged |= ~np.isfinite(jets).all(axis=(1, 2))
+        self.divergent_refits[np.flatnonzero(which)[diverged]] += 1
         self.last_fit[which] = self.t
         self.residual_sum[which] = 0.0
         self.residual_count[which] = 0

@@ -65,7 +65,7 @@ from math import prod
 import numpy as np
 
 from causalbandits.estimators.taylor_moments import confidence_radius, per_addend_maximum
-from causalbandits.policies.ssem_ucb import SSEMUCBJO
+from causalbandits.policies.ssem_ucb import SSEMUCBJO, selection_scores
 
 BONUS_WEIGHTS = ("span", "none")
 
@@ -244,8 +244,9 @@ class SSEMUCBNorm(SSEMUCBJO):
     def scores(self) -> np.ndarray:
         """Alg. 3's selection scores, ``(R, |X|)``: ``I^max + w_E E_t`` with ``w_E`` the span
         ``Delta^I`` or 1 (:attr:`bonus_weight`), times ``bonus_scale``."""
-        internal = self.internal_upper_bounds()
-        weight = 1.0
-        if self.bonus_weight == "span":
-            weight = internal.max(axis=1, keepdims=True) - internal.min(axis=1, keepdims=True)
-        return internal + self.bonus_scale * weight * self.external_bonus()
+        return selection_scores(
+            self.internal_upper_bounds(),
+            self.external_bonus(),
+            self.bonus_scale,
+            span_weighted=self.bonus_weight == "span",
+        )

@@ -271,9 +271,13 @@ def build_report(df: pd.DataFrame, grid: Any) -> str:
 
 
 def plot_all(df: pd.DataFrame, out_dir: Path, grid: Any) -> list[Path]:
-    """``R(t)/t`` with 95 % bands (the paper's figures) and the cumulative regret."""
+    """``R(t)/t`` with 95 % bands (the paper's figures) and the cumulative regret; the Taylor
+    oracles dashed."""
     title = grid.description or grid.name
+    oracles = [label for label in grid.algorithms if label.startswith("Taylor oracle")]
     return [
-        plot_regret_curves(df, out_dir / "avg_regret.png", metric="avg_regret", title=title),
-        plot_regret_curves(df, out_dir / "cum_regret.png", title=title),
+        plot_regret_curves(
+            df, out_dir / "avg_regret.png", metric="avg_regret", title=title, dashed=oracles
+        ),
+        plot_regret_curves(df, out_dir / "cum_regret.png", title=title, dashed=oracles),
     ]
