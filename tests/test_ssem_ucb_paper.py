@@ -88,6 +88,7 @@ def test_tuning_report_tabulates_every_scale_pair() -> None:
     )
     rows = [
         {
+            "setting": 0,
             "algorithm": a,
             "radius_scale": r,
             "bonus_scale": b,

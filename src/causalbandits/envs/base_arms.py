@@ -49,8 +49,8 @@ def _per_arm(parameter: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class NormalArms:
-    """``b = clip(mu + sigma Phi^{-1}(U), 0, 1)`` with ``(mu, sigma)`` already rescaled."""
+class MeanSdArms:
+    """A law given by per-replicate, per-arm means and standard deviations ``(R, N)``."""
 
     means: np.ndarray
     sds: np.ndarray
@@ -59,6 +59,11 @@ class NormalArms:
         mu, sigma = _parameters(self.means, self.sds)
         object.__setattr__(self, "means", mu)
         object.__setattr__(self, "sds", sigma)
+
+
+@dataclass(frozen=True)
+class NormalArms(MeanSdArms):
+    """``b = clip(mu + sigma Phi^{-1}(U), 0, 1)`` with ``(mu, sigma)`` already rescaled."""
 
     @classmethod
     def rescaled(cls, means: np.ndarray, sds: np.ndarray, spread: float = 3.0) -> NormalArms:
@@ -80,17 +85,9 @@ class NormalArms:
 
 
 @dataclass(frozen=True)
-class ArcsineArms:
+class ArcsineArms(MeanSdArms):
     """The arcsine law on ``[l, u] = mu -+ sqrt(2) sigma`` (mean ``mu``, sd ``sigma``):
     ``b = l + (u - l) sin^2(pi U / 2)``."""
-
-    means: np.ndarray
-    sds: np.ndarray
-
-    def __post_init__(self) -> None:
-        mu, sigma = _parameters(self.means, self.sds)
-        object.__setattr__(self, "means", mu)
-        object.__setattr__(self, "sds", sigma)
 
     @property
     def support(self) -> tuple[float, float]:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from causalbandits.experiments.metrics import Z95
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -86,3 +88,51 @@ def pm(mean: float, se: float, digits: int = 0) -> str:
 def mean_pm(values: Sequence[float] | np.ndarray | pd.Series, digits: int = 0) -> str:
     """``mean ± se`` of ``values``."""
     return pm(*mean_se(values), digits=digits)
+
+
+def paired_difference(first: pd.Series, second: pd.Series) -> tuple[float, float, int]:
+    """Mean and standard error of ``first - second`` over the replicates both have (indexed by
+    replicate), and its :func:`paired_sign`."""
+    difference = (first - second).dropna()
+    mean, se = mean_se(difference)
+    return mean, se, paired_sign(mean, se)
+
+
+def final_summary_table(
+    last: pd.DataFrame, horizon: int, replicates_per_task: int, metric: str = "avg_regret"
+) -> str:
+    """Per algorithm, from the rows at the horizon: ``metric`` (mean ± se), its 95 % interval
+    width, how often the action played at ``T`` was optimal and its regret (the ``current``
+    recorder), and the wall milliseconds per round and replicate (the ``elapsed`` recorder of
+    tasks that ran ``replicates_per_task`` replicates together)."""
+    rows = []
+    for label, group in last.groupby("algorithm", sort=False):
+        mean, se = mean_se(group[metric])
+        rows.append(
+            [
+                label,
+                pm(mean, se, 3),
+                f"{2 * Z95 * se:.3f}",
+                f"{int(group['optimal_now'].sum())} of {len(group)}",
+                f"{group['regret_now'].mean():.3f}",
+                f"{1e3 * group['elapsed'].mean() / horizon / replicates_per_task:.2f}",
+            ]
+        )
+    header = [
+        "algorithm",
+        f"{metric} at T",
+        "95% CI width",
+        "action at T optimal",
+        "regret of the action at T",
+        "ms per round and replicate",
+    ]
+    return markdown_table(header, rows)
+
+
+def grid_table(last: pd.DataFrame, by: Sequence[str], metric: str) -> str:
+    """``metric`` (mean ± se) per grid point ``by`` (rows) and algorithm (columns), with the
+    mean over the algorithms (e.g. a tuning criterion), from the rows at the horizon."""
+    grouped = last.groupby([*by, "algorithm"], sort=True)[metric]
+    table = grouped.apply(lambda values: pm(*mean_se(values), 3)).unstack("algorithm")
+    table["mean over algorithms"] = last.groupby(list(by))[metric].mean().map("{:.3f}".format)
+    return frame_table(table, index=True)

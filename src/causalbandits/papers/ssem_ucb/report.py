@@ -19,10 +19,10 @@ from causalbandits.experiments.plots import plot_regret_curves
 from causalbandits.experiments.report import (
     Claim,
     claims_table,
-    frame_table,
-    markdown_table,
+    final_summary_table,
+    grid_table,
     mean_se,
-    paired_sign,
+    paired_difference,
     pm,
 )
 
@@ -37,40 +37,8 @@ def _final_by_algorithm(df: pd.DataFrame) -> dict[str, pd.Series]:
 
 
 def paired(values: dict[str, pd.Series], first: str, second: str) -> tuple[float, float, int]:
-    """Mean and se of ``first - second`` over shared replicates, and its sign."""
-    difference = (values[first] - values[second]).dropna()
-    mean, se = mean_se(difference)
-    return mean, se, paired_sign(mean, se)
-
-
-def final_table(df: pd.DataFrame, grid: Any) -> str:
-    """Per algorithm: ``R(T)/T``, its 95 % interval width, the final super arm's optimality
-    and regret, and the wall time per round and replicate."""
-    last = final(df)
-    per_chunk = min(int(grid.chunk_size), int(grid.replicates))
-    rows = []
-    for label, group in last.groupby("algorithm", sort=False):
-        mean, se = mean_se(group["avg_regret"])
-        width = 2 * Z95 * se
-        rows.append(
-            [
-                label,
-                pm(mean, se, 3),
-                f"{width:.3f}",
-                f"{int(group['optimal_now'].sum())} of {len(group)}",
-                f"{group['regret_now'].mean():.3f}",
-                f"{1e3 * group['elapsed'].mean() / grid.horizon / per_chunk:.2f}",
-            ]
-        )
-    header = [
-        "algorithm",
-        "R(T)/T",
-        "95% CI width",
-        "final super arm optimal",
-        "final super arm's regret",
-        "ms per round and replicate",
-    ]
-    return markdown_table(header, rows)
+    """:func:`~causalbandits.experiments.report.paired_difference` of two algorithms."""
+    return paired_difference(values[first], values[second])
 
 
 def _ranked(values: dict[str, pd.Series], labels: list[str]) -> list[str]:
@@ -221,23 +189,6 @@ def claims(df: pd.DataFrame, grid: Any) -> list[Claim]:
     return out
 
 
-def tuning_table(df: pd.DataFrame) -> str:
-    """Final ``R(T)/T`` (mean ± se) per algorithm and scale pair, and the mean over the
-    algorithms (the tuning criterion)."""
-    last = final_rows(df)
-    table = last.groupby(["radius_scale", "bonus_scale", "algorithm"], sort=True)["avg_regret"]
-    means = table.apply(lambda v: pm(*mean_se(v), 3)).unstack("algorithm")
-    means["mean over algorithms"] = (
-        last.groupby(["radius_scale", "bonus_scale"])["avg_regret"].mean().map("{:.3f}".format)
-    )
-    return frame_table(means, index=True)
-
-
-def final_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows at the horizon."""
-    return df[df["t"] == df["t"].max()]
-
-
 def build_report(df: pd.DataFrame, grid: Any) -> str:
     """The markdown report of one trial (or of a scale-tuning grid)."""
     if grid.radius_grid or grid.bonus_grid:
@@ -247,7 +198,7 @@ def build_report(df: pd.DataFrame, grid: Any) -> str:
                 "",
                 f"{df['replicate'].nunique()} instances, T = {grid.horizon}; R(T)/T:",
                 "",
-                tuning_table(df),
+                grid_table(final(df), ("radius_scale", "bonus_scale"), "avg_regret"),
                 "",
             ]
         )
@@ -264,7 +215,9 @@ def build_report(df: pd.DataFrame, grid: Any) -> str:
         "",
         "## Final time-averaged regret",
         "",
-        final_table(df, grid),
+        final_summary_table(
+            final(df), grid.horizon, min(int(grid.chunk_size), int(grid.replicates))
+        ),
         "",
     ]
     return "\n".join(parts)
