@@ -219,11 +219,9 @@ class DictionaryLasso:
             count = self.edge_counts(w, rows)
             gap = np.abs(count - target)
             better = gap < best_gap
-            best[better], best_gap[better], best_lam[better] = (
-                w[better],
-                gap[better],
-                np.exp(middle[better]),
-            )
+            best[better] = w[better]
+            best_gap[better] = gap[better]
+            best_lam[better] = np.exp(middle[better])
             too_many = count > target
             low = np.where(too_many, middle, low)
             high = np.where(too_many, high, middle)

@@ -83,12 +83,6 @@ class Monomials:
             out[..., targets] = np.add.reduceat(a[..., left] * b[..., right], starts, axis=-1)
         return out
 
-    def multiply(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The truncated product of jets ``(..., M)``."""
-        out = a[..., :1] * b + b[..., :1] * a
-        out[..., :1] = a[..., :1] * b[..., :1]
-        return out + self._pair_products(a, b)
-
     def powers(self, h: np.ndarray, count: int) -> list[np.ndarray]:
         """``[h, h^2, ..., h^count]`` of a jet ``h`` without constant term (``h^(n-1)`` has no
         monomial below degree ``n - 1``, which prunes the products)."""

@@ -8,7 +8,7 @@ from causalbandits.envs.separable_instances import LINEAR_SANITY, TRIAL_1, TRIAL
 DESIGNS = {"linear": LINEAR_SANITY, "trial-1": TRIAL_1, "trial-2": TRIAL_2, "trial-3": TRIAL_3}
 
 PAPER_SUPER_ARM_SIZE = 6
-#: The paper does not state T (spec Sec. 3.6 item 5); we use 1000 rounds.
+#: The paper does not state T; we use 1000 rounds (decisions: ssem-ucb 9).
 HORIZON = 1000
 #: Runs per trial in the paper: 10 (trial 1, Fig. 2), 3 (trials 2 and 3, Figs. 4-5).
 PAPER_RUNS = {"linear": 10, "trial-1": 10, "trial-2": 3, "trial-3": 3}
@@ -63,7 +63,7 @@ def taylor_oracle(degree: int) -> str:
 ORACLES = tuple(taylor_oracle(q) for q in DEGREES)
 
 #: The algorithms of each trial (trial 2 adds SSEM-UCB-Norm; SEM-UCB is JO with q = 1 and the
-#: linear dictionary, spec Sec. 4.1).
+#: linear dictionary, as the paper says of its lowest degree).
 ALGORITHMS = {
     "linear": (jo(1), jo(2), jo(3), "Random"),
     "trial-1": (*(jo(q) for q in DEGREES), "SEM-UCB", *BASELINES, *ORACLES),

@@ -1,6 +1,6 @@
 """The SSEM-UCB trials' report: our numbers beside the paper's statements, and the figures.
 
-The paper reports no numbers (spec Sec. 1): its statements are rankings of the time-averaged
+The paper reports no numbers: its statements are rankings of the time-averaged
 regret ``R(t)/t`` in Figs. 2, 4 and 5. Each statement is checked on the final ``R(T)/T``
 (mean ± se over replicates; differences between two algorithms are paired over the shared
 instances, :func:`~causalbandits.experiments.report.paired_sign`).

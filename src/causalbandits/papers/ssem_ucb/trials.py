@@ -294,7 +294,7 @@ def preset(trial: str, quick: bool = False) -> SyntheticTrial:
     """The paper's setup of ``trial`` (quick: ``T = 200``, 2 replicates, 2,000 MC samples)."""
     name = f"ssem-ucb-{trial}"
     title = {
-        "linear": "linear sanity check (spec 8.1): SSEM-UCB-JO q = 1..3 on linear SEMs",
+        "linear": "linear sanity check: SSEM-UCB-JO q = 1..3 on linear SEMs",
         "trial-1": "trial 1 (Fig. 2): sin and linear edges, normal arms, N = 10, s = 6",
         "trial-2": "trial 2 (Fig. 4): linear, quadratic and tanh edges, with SSEM-UCB-Norm",
         "trial-3": "trial 3 (Fig. 5): arcsine arms, N = 15 (9,949 super arms)",
