@@ -9,7 +9,7 @@
   with ``mu ~ U[1, 1.5]`` and ``sigma ~ U[0.2, 0.6]``.
 
 Each edge draws one family uniformly ("a mixture of linear and periodic" functions;
-decisions: ssem-ucb 1) and a positive coefficient (spec Sec. 3.6 item 15).
+decisions: ssem-ucb 1) and a positive coefficient (the paper gives ranges such as [0.4, 0.7]).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ TRIAL_3 = TrialDesign(
     sd_range=(0.2, 0.6),
     min_nonlinearity=None,
 )
-#: The linear sanity check (spec Sec. 8.1): trial 1 with linear edges only.
+#: The linear sanity check: trial 1 with linear edges only.
 LINEAR_SANITY = TrialDesign(families=("linear",), min_nonlinearity=None)
 
 
@@ -113,7 +113,7 @@ def _arm_law(design: TrialDesign, means: np.ndarray, sds: np.ndarray):
 def linearisation_error(
     sem: SeparableSEM, signals: np.ndarray, super_arms: np.ndarray
 ) -> np.ndarray:
-    """The paper's nonlinearity measure (spec Sec. 3.6 item 9), per replicate: the mean over
+    """The paper's nonlinearity measure (decisions: ssem-ucb 10), per replicate: the mean over
     super arms and samples of ``|r_x(b) - r_x(a) - grad r_x(a) . (b - a)|`` with ``a = E[b]``
     (the sample mean of ``signals`` ``(R, S, N)``)."""
     centres = signals.mean(axis=1)  # (R, N)

@@ -117,7 +117,7 @@ class SeparableSemiBandit(ReplicatedEnvironment):
         self.expected_payoffs, maxima = monte_carlo_payoffs(
             sem, self.super_arms, signals, errors if np.any(self.model_noise) else None
         )
-        #: IGP-UCB's noise range (spec Sec. 4.4): ``max_x (max_b r_x(b) - mu(x))``.
+        #: IGP-UCB's noise range (App. -G1): ``max_x (max_b r_x(b) - mu(x))``.
         self.payoff_spread = (maxima - self.expected_payoffs).max(axis=1)
         best = self.expected_payoffs.argmax(axis=1)
         self.optimal_value = self.expected_payoffs[np.arange(sem.replicates), best]

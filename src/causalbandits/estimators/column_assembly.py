@@ -10,15 +10,16 @@ to lower index), ``y^(o)(b) = (I - F_hat^(o))^{-1}(b e_o)`` has ``y^(o)[o] = b``
 
 (the paper writes ``i = o - k``, ``k = 1..o-1``), using the columns ``j < o`` defined before.
 
-Function class of the assembled entries (spec Sec. 3.1, Asm. IV.2): the right-hand side is a
+Function class of the assembled entries (Asm. IV.2): the right-hand side is a
 composition of dictionary functions, not itself a dictionary member. We represent each entry
 by its least-squares projection onto the fit's dictionary on an even grid of ``y[o]`` values
-covering the observed range of ``y[o]`` (which may exceed ``[0, 1]``), the alternative the spec
-allows to closures; the assembled ``F_hat`` is then again a dictionary SEM (jets, solves and the
-residual refit test apply unchanged). When every ``F_hat^(o)`` equals one DAG ``F`` in the
-dictionary, the compositions cancel and the entry is exactly ``F[i, o]``, so the projection is
-exact up to rounding (testable property 3, whatever the edge functions); when the per-arm fits
-disagree, the entry is a composition and the projection is its best approximation on the grid.
+covering the observed range of ``y[o]`` (which may exceed ``[0, 1]``), rather than closures
+(Asm. IV.2 asks for a finite-dimensional space); the assembled ``F_hat`` is then again a
+dictionary SEM (jets, solves and the residual refit test apply unchanged). When every
+``F_hat^(o)`` equals one DAG ``F`` in the dictionary, the compositions cancel and the entry is
+exactly ``F[i, o]``, so the projection is exact up to rounding (whatever the edge functions);
+when the per-arm fits disagree, the entry is a composition and the projection is its best
+approximation on the grid.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Truncated multivariate Taylor arithmetic (jets) and the Taylor coefficients of the reward map
-of a separable SEM (SSEM-UCB paper, Sec. III-B; spec Sec. 7 "Derivatives").
+of a separable SEM (SSEM-UCB paper, Sec. III-B).
 
 A jet in ``k`` variables of degree ``q`` stores the coefficients ``c_alpha`` of
 ``sum_{|alpha| <= q} c_alpha delta^alpha`` over the monomials of :class:`Monomials`. Pushed

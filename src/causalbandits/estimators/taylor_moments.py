@@ -21,7 +21,7 @@ from math import comb
 
 import numpy as np
 
-#: Radius multipliers per moment order ``p`` (spec Sec. 3.6 item 1): the main text's
+#: Radius multipliers per moment order ``p`` (decisions: ssem-ucb 5): the main text's
 #: ``2^(p mod 2)`` (2 for odd, 1 for even ``p``) or the proof's ``2^(2 mod p)`` (eq. 20).
 RADIUS_RULES = ("main", "proof")
 
@@ -90,7 +90,7 @@ def moment_box(
     width: float | None = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The confidence box ``phi_hat^(p) -+ k_p C`` of every arm and order, ``(R, q + 1, N)``
-    each; clipped to the range of the true moments (spec Sec. 3.0(g)) when the signals and
+    each; clipped to the range of the true moments (decisions: ssem-ucb 5) when the signals and
     centres lie in an interval of ``width``: ``[0, width^p]`` for even ``p``, ``[-width^p,
     width^p]`` for odd ``p`` (``None``: no clipping)."""
     spread = multipliers[None, :, None] * np.asarray(radius)[:, None, :]

@@ -1,5 +1,5 @@
 """IGP-UCB (Chowdhury & Gopalan, ICML 2017), the kernelised full-bandit baseline of the SSEM-UCB
-paper (Sec. V, App. -G1; spec 004 §4.4).
+paper (Sec. V, App. -G1; decisions: ssem-ucb 14).
 
 A Gaussian-process UCB over the super-arm indicators ``x`` in ``{0,1}^N`` with the
 squared-exponential kernel ``k(x, x') = exp(-||x - x'||^2 / (2 l^2))`` (``||x - x'||^2`` is the
@@ -11,7 +11,7 @@ Hamming distance). After ``t`` rounds with played points ``P`` and payoffs ``y_{
 * ``x_{t+1} = argmax_{x in X} mu_t(x) + beta_{t+1} sigma_t(x)`` over all ``|X|`` super arms
   (ties at random), ``beta_{t+1} = B + R sqrt(2 (gamma_t + 1 + ln(1/delta)))``;
 * ``gamma_t`` is the information-gain proxy ``1/2 log det(I + K_t / lam)`` of the points played
-  (spec 004 §4.4; the maximum information gain itself is not computable).
+  (the maximum information gain itself is not computable).
 
 **Incremental Cholesky.** With ``K_t + lam I = L L^T`` the policy keeps ``Q = L^{-1} K(P, X)``
 (``t x |X|``), ``alpha = L^{-1} y_{1:t}``, ``mu_t(X) = Q^T alpha`` and ``sigma_t^2(X) = 1 -
@@ -24,7 +24,7 @@ gains ``ln d - ln(lam) / 2``. A round costs ``O(t |X|)``, memory ``O(T |X|)`` pe
 **The paper's settings** (App. -G1, "in the notation of [5]"), computed from the truth by
 :meth:`IGPUCB.from_environment`: ``lam = max_x (max_b r_x(b) - E_b r_x(b))``, ``R = sqrt(lam)``,
 ``delta = 0.1`` and ``B`` printed as ``mu^T K mu`` over all super arms (``b_form="printed"``),
-or the textbook RKHS-norm bound ``sqrt(mu^T K^{-1} mu)`` (``b_form="textbook"``; spec 004
+or the textbook RKHS-norm bound ``sqrt(mu^T K^{-1} mu)`` (``b_form="textbook"``;
 §3.6 item 11). Without the truth the defaults are ``B = 1`` and Chowdhury & Gopalan's
 ``lam = 1 + 2 / T``.
 """
@@ -40,7 +40,7 @@ from scipy.linalg import cho_factor, cho_solve
 from causalbandits.envs.super_arms import all_super_arms
 from causalbandits.random import random_argmax, uniform_stream
 
-#: The two forms of ``B`` (spec 004 §3.6 item 11).
+#: The two forms of ``B``: as printed in App. -G1, and the textbook RKHS-norm bound.
 B_FORMS = ("printed", "textbook")
 #: Rows of the kernel matrix formed at a time when ``B`` is computed.
 _BLOCK = 512

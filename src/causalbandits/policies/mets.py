@@ -2,7 +2,7 @@
 SSEM-UCB paper runs it, "provided with the distribution type and parameter ranges of the
 exogenous distributions", with "its computation tree form[ing] an SEM" (Sec. V).
 
-This is spec 004's recommended concrete instantiation (§4.3), a two-level Gaussian model:
+Our instantiation (decisions: ssem-ucb 6), a two-level Gaussian model:
 
 * **Base-arm means** ``beta_i ~ N(mu_0, sigma_0^2)``, the prior moment-matched to the uniform
   law on the known ``mean_range = (a, b)``: ``mu_0 = (a + b) / 2``, ``sigma_0 = (b - a) /

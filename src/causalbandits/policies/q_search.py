@@ -20,7 +20,7 @@ below a quarter of the smallest score gap (or at ``q = t``, here also at ``max_d
   internal UCB (App. -G1) ``I^max_q`` is a partial sum of the same addends, so every degree's
   ``S = I^max_q + Delta^I_q E`` comes from one pass (:func:`degree_scores`).
 - Remainder. ``Gamma_q = s^(q+1) / (q+1)! max_{|gamma| = q+1} max_c |D^gamma r_hat(c)|``
-  (spec Sec. 3.4: the multinomial theorem sums the ``1/alpha!`` of the Sec. III-B bound), the
+  (the multinomial theorem sums the ``1/alpha!`` of the Sec. III-B bound), the
   inner maximum estimated over random points (:func:`remainder_bounds`): ``arms`` random super
   arms of size ``s`` with ``points`` random signal vectors each in the box of observed signals,
   ``|D^gamma r_hat_x(c)| = gamma! |c_gamma|`` from jets of degree ``max_degree + 1`` there.

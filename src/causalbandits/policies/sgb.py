@@ -1,5 +1,5 @@
 """SGB: the Combinatorial Stochastic-Greedy Bandit (Fourati, Quinn, Alouini, Aggarwal, AAAI
-2024), a full-bandit baseline of the SSEM-UCB paper (Sec. V, spec 004 §4.2).
+2024), a full-bandit baseline of the SSEM-UCB paper (Sec. V; decisions: ssem-ucb 14).
 
 Explore-then-commit with stochastic-greedy subsampling for a monotone submodular expected
 payoff and a *known* horizon ``T``. Starting from ``S = {}``, phase ``i = 1..k`` (``k = s``)
@@ -10,7 +10,7 @@ the rest of the horizon. Only the scalar payoff ``1^T y`` is used (full-bandit f
 
 **Reconstruction.** The SSEM paper states neither ``m`` nor ``eps``. The defaults balance the
 exploration cost ``~ m n ln(1/eps)`` against the commit error ``~ k T sqrt(ln T / m)``:
-``m = ceil((k T sqrt(ln T) / (n ln(1/eps)))^(2/3))`` with ``eps = 0.1`` (spec 004 §4.2); they
+``m = ceil((k T sqrt(ln T) / (n ln(1/eps)))^(2/3))`` with ``eps = 0.1``; they
 are not checked against the SGB paper itself.
 
 **Short horizons.** When ``m * sum_i |R_i|`` exceeds ``T`` (the ``T^(2/3)`` balance is an

@@ -19,9 +19,11 @@ least :data:`MIN_RESIDUALS` of them), or ``refit_every`` rounds after the last r
 (decisions: ssem-ucb 4; the paper refits "only if it inadequately described new sampling
 data"). The centres ``a`` are the
 empirical means at the last refit and stay frozen until the next one, so the jets are reused
-between refits; the moments about them come from power sums every round (spec Sec. 7).
+between refits; the moments about them come from power sums every round.
 
-With ``degree = 1`` and the linear dictionary this is the SEM-UCB baseline (spec Sec. 4.1).
+With ``degree = 1`` and the linear dictionary this is the SEM-UCB baseline (the paper: "for
+its lowest value 1 and linear function estimates, the method corresponds to a slightly
+modified version of the SEM-UCB algorithm").
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ sign favours. The cost per round is about JO's: one range per monomial of the ``
 Decisions (the paper is silent or ambiguous):
 
 - Mean shift. The maximum over the continuous box of ``C`` is the per-addend bound above (an
-  upper bound on the joint maximum, like JO's). The spec's alternative, the ``2^|I(x)|``
+  upper bound on the joint maximum, like JO's). The alternative, the ``2^|I(x)|``
   vertices of ``C`` plus 0, would need ``2^s + 1`` jet evaluations per super arm and round.
   Derivatives at ``beta_hat + C`` are those of ``P`` (exact when ``r_hat`` is a polynomial of
   degree ``<= q``), so the jets are reused between refits.
@@ -49,9 +49,9 @@ Decisions (the paper is silent or ambiguous):
   ``signal_width`` ``w`` (signals in an interval of width ``w``), the shift to ``[-w, w]`` and
   the variance to ``w^2 / 4`` (Popoviciu's bound).
 - Weight of ``E_t``: Alg. 3 prints ``E_t(x)`` unweighted, eq. 9 weights it by the internal span
-  ``Delta^I``; ``bonus_weight="span"`` (default, the spec's resolution) or ``"none"``. ``E_t``
+  ``Delta^I``; ``bonus_weight="span"`` (default, consistent with eq. 9) or ``"none"``. ``E_t``
   has no Alg. 2 factor (:attr:`joint` is ``False``: Alg. 3 is "exactly as SSEM-UCB").
-- Graph fit: the joint fit of Alg. 2 (the spec's resolution; the experiments run Alg. 3
+- Graph fit: the joint fit of Alg. 2 (the experiments run Alg. 3
   alongside JO). ``radius_rule`` is unused: Alg. 3's radii are ``C`` for the mean and
   ``sqrt(m~) C`` for the variance.
 """

@@ -109,7 +109,7 @@ CUBIC = Power(3)
 SINE = Sine()
 TANH = ShiftedTanh()
 
-#: The named bases of the paper's experiments (spec names in ``Dictionary.from_names``).
+#: The named bases of the paper's experiments (the names ``Dictionary.from_names`` takes).
 NAMED_BASES: dict[str, BasisFunction] = {
     "linear": LINEAR,
     "quadratic": QUADRATIC,
@@ -122,7 +122,7 @@ NAMED_BASES: dict[str, BasisFunction] = {
 @dataclass(frozen=True)
 class Dictionary:
     """The ``K`` basis functions of a dictionary SEM: ``F(y)[i] = sum_{j,k} W[i,j,k]
-    phi_k(y[j])`` (SSEM-UCB spec Sec. 7); all zero-true unless ``zero_true=False``."""
+    phi_k(y[j])``; all zero-true unless ``zero_true=False``."""
 
     functions: tuple[BasisFunction, ...]
     zero_true: bool = True
