@@ -45,7 +45,7 @@ from causalbandits.estimators.taylor_moments import (
     confidence_radius,
     moment_box,
 )
-from causalbandits.policies.ssem_ucb import SSEMUCBJO, SizeGroup
+from causalbandits.policies.ssem_ucb import SSEMUCBJO, SizeGroup, selection_scores
 from causalbandits.scm.basis import Dictionary
 
 #: Score gaps at most this (relative to ``max(|S_max|, 1)``) are ties.
@@ -124,7 +124,9 @@ def degree_scores(
     0..max_degree`` and super arm, ``(R, max_degree + 1, |X|)``, with the per-addend internal
     UCB (App. -G1) of the moment boxes ``low``/``high`` ``(R, >= max_degree + 1, N)``.
     ``groups`` hold the Taylor coefficients of degree ``>= max_degree`` (truncated here),
-    ``bonus`` ``(R, |X|)`` the external UCB (with any Alg. 2 factor)."""
+    ``bonus`` ``(R, |X|)`` the external UCB (with any Alg. 2 factor); super arms whose
+    coefficients are not finite score ``-inf``
+    (:func:`~causalbandits.policies.ssem_ucb.selection_scores`)."""
     internal = np.zeros((low.shape[0], max_degree + 1, bonus.shape[1]))
     for group in groups:
         total = group.exponents.sum(axis=1)
@@ -133,8 +135,10 @@ def degree_scores(
         addends = np.where(c >= 0, c * hi, c * lo)
         for q in range(max_degree + 1):
             internal[:, q, group.rows] = addends[..., total <= q].sum(axis=-1)
-    span = internal.max(axis=-1, keepdims=True) - internal.min(axis=-1, keepdims=True)
-    return internal + bonus_scale * span * bonus[:, None, :]
+    return np.stack(
+        [selection_scores(internal[:, q], bonus, bonus_scale) for q in range(max_degree + 1)],
+        axis=1,
+    )
 
 
 def search_degree(scores: np.ndarray, remainders: np.ndarray, t: int) -> DegreeSearch:
