@@ -15,6 +15,7 @@ from causalbandits.envs.separable_semibandit import SeparableSemiBandit
 from causalbandits.estimators.column_assembly import assemble_columns
 from causalbandits.estimators.jets import monomials, reward_jets
 from causalbandits.estimators.taylor_moments import (
+    MonomialTable,
     addend_intervals,
     moment_box,
     per_addend_maximum,
@@ -32,7 +33,6 @@ from causalbandits.policies.semibandit import RandomSuperArm
 from causalbandits.policies.ssem_ucb import SSEMUCBJO
 from causalbandits.policies.ssem_ucb_dag import SSEMUCB
 from causalbandits.policies.ssem_ucb_norm import (
-    MonomialRanges,
     SSEMUCBNorm,
     double_factorial,
     gaussian_moment_box,
@@ -344,14 +344,14 @@ def test_monomial_ranges_gather_the_addend_intervals() -> None:
     low = rng.uniform(-0.5, 0.5, (2, q + 1, n))
     high = low + rng.uniform(0, 0.4, (2, q + 1, n))
     low[:, 0] = high[:, 0] = 1.0
-    table = MonomialRanges(n, q)
-    lows, highs = table.ranges(low, high)
+    table = MonomialTable(n, q)
+    lows, highs = table.intervals(low, high)
     for k in (0, 2, 3):
         arms = np.array(list(itertools.combinations(range(n), k)), dtype=np.intp).reshape(
             comb(n, k), k
         )
         exponents = monomials(k, q).exponents
-        rows = table.rows(exponents, arms)
+        rows = table.index(exponents, arms)
         lo, hi = addend_intervals(exponents, arms, low, high)
         np.testing.assert_allclose(lows[:, rows], lo, rtol=1e-12)
         np.testing.assert_allclose(highs[:, rows], hi, rtol=1e-12)

@@ -97,7 +97,8 @@ def selection_scores(
 
 class SSEMUCBJO:
     """SSEM-UCB-JO (Alg. 2) on ``R`` replicates; the base of the other SSEM-UCB variants, which
-    override :meth:`fit_graph` (how ``F_hat`` is learned), :meth:`internal_upper_bounds`,
+    override :meth:`fit_graph` (how ``F_hat`` is learned), :meth:`moment_boxes` (the boxes of the
+    per-arm factors of the internal UCB),
     :attr:`joint` (Alg. 2's bonus factor) and :attr:`initial_passes` (how often the initial
     blocks are played).
 
@@ -230,13 +231,19 @@ class SSEMUCBJO:
         scores = self.scores()
         return self.super_arms[random_argmax(scores, self.uniforms.next())]
 
-    def internal_upper_bounds(self) -> np.ndarray:
-        """``I^max_t(x)`` of every super arm, ``(R, |X|)`` (Sec. III-B)."""
+    def moment_boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The box of every arm's factor ``phi_hat^(p) + W^(p)``, ``p = 0..q``: ``(R, q + 1, N)``
+        lower and upper ends (eqs. 6-7)."""
         moments = self.sums.central_moments(self.centres)
         radius = self.radius_scale * confidence_radius(
             self.t - 1, self.sums.counts, self.super_arm_size
         )
-        low, high = moment_box(moments, radius, self.multipliers, self.signal_width)
+        return moment_box(moments, radius, self.multipliers, self.signal_width)
+
+    def internal_upper_bounds(self) -> np.ndarray:
+        """``I^max_t(x)`` of every super arm, ``(R, |X|)`` (Sec. III-B), over the boxes of
+        :meth:`moment_boxes`."""
+        low, high = self.moment_boxes()
         out = np.empty((len(self.centres), len(self.super_arms)))
         if self.internal_ucb == "per-addend":
             lows, highs = self.monomials.intervals(low, high)

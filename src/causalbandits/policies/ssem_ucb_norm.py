@@ -28,7 +28,8 @@ over its box of ``(d, V)`` (:func:`gaussian_moment_box`: ``M_p`` rises with ``V`
 rises with ``d`` and has its sign, even ``M_p`` is even and convex in ``d``), the product of
 the arms' ranges is exact (independent arms) and each addend takes the end its coefficient's
 sign favours. The cost per round is about JO's: one range per monomial of the ``N`` arms
-(:class:`MonomialRanges`), gathered by every super arm.
+(:class:`~causalbandits.estimators.taylor_moments.MonomialTable`, the base class's), gathered
+by every super arm.
 
 Decisions (the paper is silent or ambiguous):
 
@@ -58,13 +59,11 @@ Decisions (the paper is silent or ambiguous):
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
 from math import prod
 
 import numpy as np
 
-from causalbandits.estimators.taylor_moments import confidence_radius, per_addend_maximum
+from causalbandits.estimators.taylor_moments import confidence_radius
 from causalbandits.policies.ssem_ucb import SSEMUCBJO, selection_scores
 
 BONUS_WEIGHTS = ("span", "none")
@@ -126,59 +125,6 @@ def gaussian_moment_box(
     return np.moveaxis(low, -1, 1), np.moveaxis(high, -1, 1)
 
 
-class MonomialRanges:
-    """The monomials ``prod_j v_j^(delta_j)``, ``|delta| <= q``, of ``N`` independent variables
-    and their exact ranges from per-variable power ranges (:meth:`ranges`), and where the
-    monomials of super arms sit among them (:meth:`rows`).
-
-    Each range is the interval product of its variables' power ranges (exact: the variables
-    are independent), built degree by degree with one product per monomial: ``C(N + q, q)``
-    products per round (1,001 for ``N = 10, q = 4``), which every super arm then gathers.
-    """
-
-    def __init__(self, n_vars: int, degree: int) -> None:
-        rows = [
-            tuple(int(c) for c in np.bincount(np.array(combo, dtype=np.intp), minlength=n_vars))
-            for total in range(degree + 1)
-            for combo in itertools.combinations_with_replacement(range(n_vars), total)
-        ]
-        self.degree = int(degree)
-        self.exponents = np.array(rows, dtype=np.int64).reshape(len(rows), n_vars)
-        self.codes = self.exponents @ (degree + 1) ** np.arange(n_vars, dtype=np.int64)
-        self.order = np.argsort(self.codes)
-        index = {row: m for m, row in enumerate(rows)}
-        total = self.exponents.sum(axis=1)
-        self.levels = []
-        for level in range(1, degree + 1):
-            targets = np.flatnonzero(total == level)
-            last = np.array([np.flatnonzero(self.exponents[m])[-1] for m in targets], np.intp)
-            powers = self.exponents[targets, last]
-            rests = self.exponents[targets].copy()
-            rests[np.arange(targets.size), last] = 0
-            rest_rows = np.array([index[tuple(map(int, r))] for r in rests], dtype=np.intp)
-            self.levels.append((targets, rest_rows, last, powers))
-
-    def rows(self, exponents: np.ndarray, members: np.ndarray) -> np.ndarray:
-        """The rows ``(A, M)`` of the monomials ``exponents`` ``(M, k)`` of the super arms with
-        ``members`` ``(A, k)``."""
-        powers = (self.degree + 1) ** members.astype(np.int64)  # (A, k)
-        codes = (powers[:, None, :] * exponents[None, :, :]).sum(axis=-1)
-        return self.order[np.searchsorted(self.codes, codes, sorter=self.order)]
-
-    def ranges(self, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The range of every monomial, ``(R, G)`` each, from the ranges of the variables'
-        powers ``(R, q + 1, N)`` (order 0: ``[1, 1]``)."""
-        lows = np.ones((low.shape[0], len(self.exponents)))
-        highs = np.ones_like(lows)
-        for targets, rests, variables, powers in self.levels:
-            plo, phi = low[:, powers, variables], high[:, powers, variables]
-            rlo, rhi = lows[:, rests], highs[:, rests]
-            a, b, c, d = rlo * plo, rlo * phi, rhi * plo, rhi * phi
-            lows[:, targets] = np.minimum(np.minimum(a, b), np.minimum(c, d))
-            highs[:, targets] = np.maximum(np.maximum(a, b), np.maximum(c, d))
-        return lows, highs
-
-
 class SSEMUCBNorm(SSEMUCBJO):
     """SSEM-UCB-Norm (Alg. 3) on ``R`` replicates: the options of :class:`SSEMUCBJO`
     (``internal_ucb`` must be ``"per-addend"``; ``radius_rule`` is unused), plus
@@ -200,12 +146,6 @@ class SSEMUCBNorm(SSEMUCBJO):
         if bonus_weight not in BONUS_WEIGHTS:
             raise ValueError(f"bonus_weight must be one of {BONUS_WEIGHTS}, got {bonus_weight!r}")
         self.bonus_weight = bonus_weight
-        self.ranges = MonomialRanges(self.n_arms, self.degree)
-
-    def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
-        super().reset(seeds)
-        #: Per size group, the rows ``(A, M)`` of its addends in :attr:`ranges`.
-        self.addend_rows = [self.ranges.rows(g.exponents, g.members) for g in self.groups]
 
     def variance_boxes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The boxes of the mean shift ``d = beta_hat + C - a`` and of the unbiased variance
@@ -230,16 +170,10 @@ class SSEMUCBNorm(SSEMUCBJO):
             variance_high = np.minimum(variance_high, width**2 / 4)
         return shift_low, shift_high, variance_low, variance_high
 
-    def internal_upper_bounds(self) -> np.ndarray:
-        """Alg. 3's internal UCB of every super arm, ``(R, |X|)`` (see the module docstring)."""
-        low, high = gaussian_moment_box(*self.variance_boxes(), self.degree)
-        lows, highs = self.ranges.ranges(low, high)
-        out = np.empty((len(self.centres), len(self.super_arms)))
-        for group, rows in zip(self.groups, self.addend_rows, strict=True):
-            out[:, group.rows] = per_addend_maximum(
-                group.coefficients, lows[:, rows], highs[:, rows]
-            )
-        return out
+    def moment_boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Alg. 3's factors: the ranges of the Gaussian raw moments ``M_p(d, V)`` over the mean
+        shift and variance boxes (see the module docstring), ``(R, q + 1, N)`` each."""
+        return gaussian_moment_box(*self.variance_boxes(), self.degree)
 
     def scores(self) -> np.ndarray:
         """Alg. 3's selection scores, ``(R, |X|)``: ``I^max + w_E E_t`` with ``w_E`` the span
