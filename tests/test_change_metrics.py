@@ -63,6 +63,16 @@ def test_columns_per_replicate_and_summaries():
     assert summary["detection_hits_mean"].tolist() == pytest.approx([1.5, 1.5])
 
 
+def test_each_system_is_scored_against_its_own_changes():
+    class Systems(_Env):
+        changes_per_replicate = (CHANGES[:1], CHANGES[1:2])
+
+    columns = detection_columns(Systems(), _Policy())
+    assert columns["detection_changes"].tolist() == [1, 1]
+    assert columns["detection_hits"].tolist() == [1, 1]
+    assert columns["detection_false_alarms"].tolist() == [0, 1]  # (205, 2, 0) is not its change
+
+
 def test_detection_summary_pools_replicates_at_the_last_round():
     columns = {"detection_changes": [3, 3], "detection_hits": [1, 2], "detection_delay_sum": [3, 9]}
     columns["detection_false_alarms"] = [2, 0]

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from causalbandits.envs import random_csl_bandit
-from causalbandits.envs.csl_ucb import make_environment
+from causalbandits.envs.csl_ucb import csl_system, make_environment
 from causalbandits.experiments import simulate
 from causalbandits.experiments.runner import build_environment, make_tasks
 from causalbandits.papers.csl_ucb.bandits import (
@@ -21,6 +21,11 @@ from causalbandits.random import Stream, replicate_seeds
 def system_seeds(replicate: int) -> list[np.random.SeedSequence]:
     """The instance seed of E3's (and E4's) replicate ``replicate``."""
     return replicate_seeds(E3_SEED, 0, [replicate], Stream.INSTANCE)
+
+
+def system(replicate: int, **options):
+    """E3's (E4's with ``change_points``) system ``replicate`` alone."""
+    return csl_system(system_seeds(replicate)[0], **options)
 
 
 def run(env, policy, replicates=1, seed=0):
@@ -59,7 +64,7 @@ def test_csl_ucb_beats_random_play_on_small_systems():
 
 
 def test_change_detection_flags_changed_subgraphs():
-    env = make_environment(system_seeds(1), horizon=900, n_nodes=5, change_points=[450])
+    env = system(1, horizon=900, n_nodes=5, change_points=[450])
     policy = CSLUCB(env.problem, preset="authors-code", detector="windowed", warmup=100)
     run(env, policy)
     detected = {(node, mode) for t, node, mode in policy.subgraph_detections[0] if t >= 450}
@@ -71,7 +76,7 @@ def test_change_detection_flags_changed_subgraphs():
 def test_a_detected_change_is_relearned_not_flagged_again(replicate):
     # Until the reset pair's weights are refitted on post-change data, its residuals use the
     # old weights; watching them would re-flag the same change every window.
-    env = make_environment(system_seeds(replicate), horizon=900, n_nodes=5, change_points=[450])
+    env = system(replicate, horizon=900, n_nodes=5, change_points=[450])
     policy = CSLUCB(env.problem, preset="authors-code", detector="windowed", warmup=100)
     run(env, policy)
     after = [(node, mode) for t, node, mode in policy.subgraph_detections[0] if t >= 450]
@@ -90,7 +95,7 @@ def test_bad_settings_are_rejected():
     with pytest.raises(ValueError, match="detector"):
         CSLUCB(problem, detector="cusum")
     with pytest.raises(ValueError, match="change points must lie"):
-        make_environment(system_seeds(0), horizon=100, change_points=[100])
+        system(0, horizon=100, change_points=[100])
 
 
 def test_block_shares_and_report_against_hand_numbers():
@@ -155,34 +160,36 @@ def test_e4_report_has_the_detection_claims():
 
 def test_a_system_and_its_changes_depend_on_the_instance_seed_only():
     def build(replicate):
-        return make_environment(system_seeds(replicate), horizon=900, change_points=[300, 600])
+        return system(replicate, horizon=900, change_points=[300, 600])
 
     first, again, other = build(2), build(2), build(3)
     assert first.changes == again.changes
     assert np.array_equal(first.segment_rewards, again.segment_rewards)  # system and changes
     assert not np.array_equal(first.env.sem.weights, other.env.sem.weights)
     seeds = system_seeds(2)  # the same seed objects twice: nothing is consumed
-    twice = [make_environment(seeds, 900, change_points=[300]) for _ in range(2)]
+    twice = [csl_system(seeds[0], 900, change_points=[300]) for _ in range(2)]
     assert np.array_equal(twice[0].segment_rewards, twice[1].segment_rewards)
 
 
-def test_one_environment_holds_one_system():
+def test_the_environment_stacks_one_system_per_seed():
     seeds = replicate_seeds(E3_SEED, 0, [0, 1], Stream.INSTANCE)
-    with pytest.raises(ValueError, match=r"got 2 instance seeds.*chunk_size=1"):
-        make_environment(seeds, horizon=100)
-    with pytest.raises(ValueError, match="got 0 instance seeds"):
+    stack = make_environment(seeds, horizon=900, change_points=[300])
+    for replicate, seed in enumerate(seeds):
+        alone = csl_system(seed, 900, change_points=[300])
+        assert np.array_equal(stack.segment_rewards[replicate], alone.segment_rewards)
+        assert stack.changes_per_replicate[replicate] == tuple(alone.changes)
+    with pytest.raises(ValueError, match="at least one instance seed"):
         make_environment([], horizon=100)
 
 
 @pytest.mark.parametrize("preset", [e3, e4])
 def test_the_systems_are_the_replicates_of_one_setting(preset):
     spec = preset(True).spec
-    assert spec.settings == [{}] and spec.replicates == 10 and spec.chunk_size == 1
+    assert spec.settings == [{}] and spec.replicates == 10 and spec.chunk_size == 10
     assert preset(False).spec.replicates == 100
-    assert len(make_tasks(spec)) == 10 * len(spec.algorithms)
+    assert len(make_tasks(spec)) == len(spec.algorithms)  # ten systems per task
     assert preset(True).with_replicates(3).spec.replicates == 3
-    envs = [build_environment(spec, 0, [r]) for r in (0, 1)]
-    sems = [getattr(env, "env", env).sem for env in envs]  # E4 wraps the stationary system
-    assert not np.array_equal(sems[0].weights, sems[1].weights)
-    direct = make_environment(system_seeds(1), spec.horizon, **spec.env_params)
-    assert np.array_equal(getattr(direct, "env", direct).sem.weights, sems[1].weights)
+    env = build_environment(spec, 0, [0, 1])
+    assert not np.array_equal(env.segment_rewards[0], env.segment_rewards[1])
+    direct = make_environment(system_seeds(1), horizon=spec.horizon, **spec.env_params)
+    assert np.array_equal(direct.segment_rewards[0], env.segment_rewards[1])

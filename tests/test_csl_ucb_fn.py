@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from causalbandits.envs.csl_ucb import make_environment
+from causalbandits.envs.csl_ucb import csl_system
 from causalbandits.experiments import read_manifest
 from causalbandits.experiments.runner import build_environment, build_policy
 from causalbandits.papers.csl_ucb.bandits import E3_SEED, e3
@@ -61,7 +61,7 @@ def test_a_killed_run_resumes_with_the_same_table(
 
 
 def test_the_true_model_has_zero_error_and_no_fn() -> None:
-    env = make_environment(replicate_seeds(E3_SEED, 0, [3], Stream.INSTANCE), 100)
+    env = csl_system(replicate_seeds(E3_SEED, 0, [3], Stream.INSTANCE)[0], 100)
     graphs = np.stack([env.sem.weights, env.sem.intervention_weights]) != 0
     weights = np.stack([env.sem.weights, env.sem.intervention_weights])
     error, missed = score_model(env, graphs, weights)
@@ -98,10 +98,11 @@ def test_system_r_its_noise_and_policy_stream_are_those_of_e3_replicate_r(replic
     spec = e3(True).spec
     e2_env = e2(True).environment(replicate)
     e3_env = build_environment(spec, 0, [replicate])
+    e3_sem = e3_env.systems[0].sem
     for name in ("weights", "intervention_weights"):
-        assert np.array_equal(getattr(e2_env.sem, name), getattr(e3_env.sem, name))
+        assert np.array_equal(getattr(e2_env.sem, name), getattr(e3_sem, name))
     other = build_environment(spec, 0, [replicate + 1])
-    assert not np.array_equal(e2_env.sem.weights, other.sem.weights)
+    assert not np.array_equal(e2_env.sem.weights, other.systems[0].sem.weights)
     # Both presets start with the same random exploration, drawn from the policy stream, and
     # the same noise: the first rounds agree arm by arm and sample by sample.
     label = [a.label for a in spec.algorithms].index("CSL-UCB")

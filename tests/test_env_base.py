@@ -15,6 +15,7 @@ from causalbandits.envs import (
     ndc_synthetic_env,
     synthetic_instances,
 )
+from causalbandits.envs.csl_ucb import csl_system
 from causalbandits.envs.csl_ucb import make_environment as csl_environment
 from causalbandits.envs.italy_covid import CovidInstance, ItalyCovidBandit
 from causalbandits.envs.robust_lcb import make_environment as robust_environment
@@ -57,8 +58,11 @@ def _indexed(env: ReplicatedEnvironment) -> Callable[[int], np.ndarray]:
 
 ENVIRONMENTS: dict[str, Callable[[], ReplicatedEnvironment]] = {
     "linear-sem": lambda: robust_environment(horizon=HORIZON, deviation_budget=2.0),
-    "piecewise": lambda: csl_environment(
-        [np.random.SeedSequence(0)], horizon=HORIZON, n_nodes=5, change_points=(3,)
+    "piecewise": lambda: csl_system(
+        np.random.SeedSequence(0), horizon=HORIZON, n_nodes=5, change_points=(3,)
+    ),
+    "linear-instances": lambda: csl_environment(
+        np.random.SeedSequence(1).spawn(REPLICATES), horizon=HORIZON, n_nodes=5, change_points=(3,)
     ),
     "semi-bandit": lambda: ndc_synthetic_env(0, horizon=HORIZON, change_points=(3,)),
     "instances": lambda: synthetic_instances(
@@ -124,10 +128,11 @@ def test_every_environment_runs_in_the_round_loop(name: str) -> None:
 def test_the_replicate_count_needs_a_reset_except_for_stacked_instances() -> None:
     with pytest.raises(RuntimeError, match="reset"):
         _ = ENVIRONMENTS["semi-bandit"]().replicates
-    instances = ENVIRONMENTS["instances"]()
-    assert instances.replicates == REPLICATES
-    with pytest.raises(ValueError, match="seeds for 3 instances"):
-        instances.reset(0, REPLICATES + 1)
+    for name, what in (("instances", "instances"), ("linear-instances", "systems")):
+        instances = ENVIRONMENTS[name]()
+        assert instances.replicates == REPLICATES
+        with pytest.raises(ValueError, match=f"seeds for 3 {what}"):
+            instances.reset(0, REPLICATES + 1)
 
 
 def test_the_covid_periods_follow_the_change_point() -> None:

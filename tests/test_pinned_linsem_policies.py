@@ -106,9 +106,9 @@ def test_linsem_ts_draws_theta_hat_plus_a_cholesky_factor_of_var_v_inverse(varia
     policy._normals.next = lambda: z
     drawn = []
 
-    def capture(plan, noise_mean, theta, target, *args):
+    def capture(plan, noise_mean, theta, target, *args, **kwargs):
         drawn.append(theta)
-        return propagate_means(plan, noise_mean, theta, target, *args)
+        return propagate_means(plan, noise_mean, theta, target, *args, **kwargs)
 
     monkeypatch.setattr(linsem_module, "propagate_means", capture)
     chosen = policy.select()

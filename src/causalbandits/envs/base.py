@@ -36,7 +36,8 @@ class Environment(Protocol):
     - ``optimal_actions`` and ``change_points``: the optimal super arms per period and the
       1-based rounds where a period starts (``Oracle.from_environment``);
     - ``adjacency``: the true graph, ``(N, N)`` or ``(R, N, N)`` (``GraphError``, ``LockIns``);
-    - ``changes`` and ``change_points``: the mechanism changes and their 0-based rounds
+    - ``changes`` (or ``changes_per_replicate``, one list per replicate) and
+      ``change_points``: the mechanism changes and their 0-based rounds
       (:func:`~causalbandits.experiments.change_metrics.detection_columns`);
     - ``delay``: the feedback delay ``D`` (the ``lock-ins`` recorder's minimum length).
     """

@@ -23,7 +23,12 @@ from causalbandits.scm.noise import NoiseModel
 
 @dataclass(frozen=True)
 class LinearSEMProblem:
-    """What a learner is told: graph, actions, reward node, noise mean and known constants."""
+    """What a learner is told: graph, actions, reward node, noise mean and known constants.
+
+    When the replicates are different systems (:class:`~causalbandits.envs.linear_instances.
+    LinearSEMInstances`), ``replicate_dags`` holds the graph of each, ``dag`` is their union
+    (a correct, coarser graph for every replicate) and ``x_norm_bound`` the largest bound.
+    """
 
     dag: CausalDAG
     actions: ActionSet
@@ -32,6 +37,13 @@ class LinearSEMProblem:
     x_norm_bound: float
     horizon: int
     deviation_budget: float = 0.0
+    replicate_dags: tuple[CausalDAG, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.replicate_dags is not None and any(
+            np.any(g.adjacency & ~self.dag.adjacency) for g in self.replicate_dags
+        ):
+            raise ValueError("every replicate's graph must be a sub-graph of dag")
 
 
 class SEMRounds(ReplicatedEnvironment):
@@ -137,7 +149,8 @@ class LinearSEMBandit(SEMRounds):
         self.optimal_tolerance = float(optimal_tolerance)
 
         masks = self.actions.masks
-        self._transfer = sem.transfer_matrices(masks)
+        #: ``T_a`` of the nominal model, ``(A, N, N)``.
+        self.transfer = sem.transfer_matrices(masks)
         self._deviated_transfer = [
             sem.transfer_matrices(
                 masks, weights=m.weights, intervention_weights=m.intervention_weights
@@ -145,7 +158,7 @@ class LinearSEMBandit(SEMRounds):
             for m in self.deviations.models
         ]
         self._model_index = self.deviations.model_index_per_round()
-        self.expected_values = self._transfer @ sem.noise.mean
+        self.expected_values = self.transfer @ sem.noise.mean
         self.expected_rewards = self.expected_values[:, self.reward_node]
         self.optimal_value = float(self.expected_rewards.max())
         self.problem = LinearSEMProblem(
@@ -161,4 +174,4 @@ class LinearSEMBandit(SEMRounds):
     def round_transfer(self) -> np.ndarray:
         """The nominal transfer matrices, or the deviated ones in a deviation round."""
         model = self._model_index[self.t]
-        return self._transfer if model < 0 else self._deviated_transfer[model]
+        return self.transfer if model < 0 else self._deviated_transfer[model]

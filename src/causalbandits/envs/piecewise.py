@@ -157,8 +157,9 @@ class PiecewiseStationaryBandit(SEMRounds):
             self.changes.extend(ChangeRecord(int(point), node, mode) for node, mode in changed)
         self.sems = tuple(sems)
         masks = self.actions.masks
-        self._transfer = np.stack([sem.transfer_matrices(masks) for sem in sems])
-        self.segment_rewards = (self._transfer @ env.sem.noise.mean)[..., self.reward_node]
+        #: ``T_a`` of each segment's model, ``(S, A, N, N)``.
+        self.segment_transfers = np.stack([sem.transfer_matrices(masks) for sem in sems])
+        self.segment_rewards = (self.segment_transfers @ env.sem.noise.mean)[..., self.reward_node]
         self.segment_optimal_values = self.segment_rewards.max(axis=1)
 
     def segment_of(self, rounds: np.ndarray | int) -> np.ndarray:
@@ -181,4 +182,4 @@ class PiecewiseStationaryBandit(SEMRounds):
 
     def round_transfer(self) -> np.ndarray:
         """The transfer matrices of the current model."""
-        return self._transfer[self.segment]
+        return self.segment_transfers[self.segment]

@@ -102,6 +102,28 @@ class PropagationPlan:
         padded = np.concatenate([x, np.zeros((*x.shape[:-1], 1))], axis=-1)
         return padded[..., self.parent_index]
 
+    def parent_mask(self, dag: CausalDAG) -> np.ndarray:
+        """``(n, width)``: whether each padded parent slot is a parent in ``dag``, a sub-graph
+        of the plan's graph (a replicate's own graph when the plan's is a union)."""
+        n_nodes = dag.n_nodes
+        parents = np.minimum(self.parent_index, n_nodes - 1)
+        return dag.adjacency[parents, self.nodes[:, None]] & (self.parent_index < n_nodes)
+
+    def embedding(self, dag: CausalDAG) -> tuple[tuple[int, int], np.ndarray, np.ndarray]:
+        """Where the coordinates of ``dag``'s own plan sit in this plan (``dag`` a sub-graph
+        of the plan's graph): the own ``(n, width)`` shape, and the ``(node, parent)``
+        positions of each real coordinate in the own layout and in this one, ``(2, m)`` each."""
+        own, here = [], []
+        nodes = [int(v) for v in dag.topological_order if dag.parents(v).size]
+        for k, node in enumerate(nodes):
+            position = self.node_position(node)
+            for j, parent in enumerate(dag.parents(node)):
+                own.append((k, j))
+                here.append((position, np.flatnonzero(self.parent_index[position] == parent)[0]))
+        shape = (len(nodes), max(dag.max_in_degree, 1))
+        own_index, here_index = (np.array(c, dtype=np.intp).reshape(-1, 2).T for c in (own, here))
+        return shape, own_index, here_index
+
     def node_position(self, node: int) -> int:
         """Position ``k`` of a non-root node in :attr:`nodes`."""
         hits = np.flatnonzero(self.nodes == node)
@@ -116,8 +138,9 @@ def propagate_means(
     theta: np.ndarray,
     target: int,
     ellipsoid_inv: np.ndarray | None = None,
-    beta: float = 0.0,
+    beta: float | np.ndarray = 0.0,
     ball: bool = False,
+    parent_mask: np.ndarray | None = None,
 ) -> np.ndarray:
     """Optimistic (or, with ``beta = 0``, plain) mean of node ``target`` under every action.
 
@@ -128,8 +151,10 @@ def propagate_means(
     theta: column estimates ``(R, n, 2, width)``; mode 0 observational, 1 interventional.
     target: the node whose value is returned (the reward node for eq. 18).
     ellipsoid_inv: ``M^{-1}`` of each ellipsoid, ``(R, n, 2, width, width)``.
-    beta: the confidence radius.
+    beta: the confidence radius, or one per replicate ``(R,)``.
     ball: also cap each support value by ``||u||`` (the unit-ball constraint of eq. 14-15).
+    parent_mask: ``(R, n, width)``, for replicates with their own graphs inside the plan's
+        (:meth:`PropagationPlan.parent_mask`): parent slots outside a replicate's graph read 0.
 
     Returns
     -------
@@ -140,11 +165,14 @@ def propagate_means(
     values = np.empty((replicates, plan.n_slots))
     values[:, :n_nodes] = noise_mean
     values[:, n_nodes] = 0.0
-    optimistic = beta > 0 and ellipsoid_inv is not None
+    beta = np.reshape(beta, (-1, 1))
+    optimistic = bool(np.any(beta > 0)) and ellipsoid_inv is not None
     last = plan.node_position(target)
     for k in range(last + 1):
         modes = plan.class_modes[k]
         u = values[:, plan.class_parents[k]]  # (R, classes, width)
+        if parent_mask is not None:
+            u = u * parent_mask[:, k, None, :]
         start, split = plan.offsets[k], plan.observational_classes[k]
         value = values[:, start : start + modes.size]
         for mode, classes in ((0, slice(0, split)), (1, slice(split, None))):

@@ -1,10 +1,11 @@
 """Scores of a sub-graph change detector against an environment's recorded changes (E4).
 
 An environment with mechanism changes lists them as ``changes`` (records with ``round``,
-``node``, ``mode``: from 0-based ``round`` on, column ``node`` of mode ``mode`` is new) and
-its ``change_points``; a policy with a sub-graph detector lists, per replicate, its alarms as
-``subgraph_detections`` (``(round, node, mode)``, ``round`` 0-based: the round whose sample
-raised the alarm). A change is detected when its pair raises an alarm in ``[round, next
+``node``, ``mode``: from 0-based ``round`` on, column ``node`` of mode ``mode`` is new), or
+one such list per replicate as ``changes_per_replicate`` when each replicate is its own
+system, and its ``change_points``; a policy with a sub-graph detector lists, per replicate,
+its alarms as ``subgraph_detections`` (``(round, node, mode)``, ``round`` 0-based: the round
+whose sample raised the alarm). A change is detected when its pair raises an alarm in ``[round, next
 change point)``; its delay is the first such alarm's round minus ``round``. Every other
 alarm is a false alarm.
 """
@@ -58,11 +59,16 @@ def score_detections(
 def detection_columns(env: Any, policy: Any) -> dict[str, np.ndarray]:
     """Per-replicate :data:`DETECTION_COLUMNS` when ``env`` records changes and ``policy``
     reports sub-graph alarms; empty otherwise."""
-    changes = getattr(env, "changes", None)
     alarms = getattr(policy, "subgraph_detections", None)
-    if changes is None or alarms is None:
+    per_replicate = getattr(env, "changes_per_replicate", None)
+    if per_replicate is None and getattr(env, "changes", None) is not None:
+        per_replicate = [env.changes] * len(alarms or ())
+    if per_replicate is None or alarms is None:
         return {}
-    scores = [score_detections(changes, run, env.change_points, env.horizon) for run in alarms]
+    scores = [
+        score_detections(changes, run, env.change_points, env.horizon)
+        for changes, run in zip(per_replicate, alarms, strict=True)
+    ]
     return {name: np.array([s[name] for s in scores]) for name in DETECTION_COLUMNS}
 
 

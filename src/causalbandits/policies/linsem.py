@@ -9,7 +9,11 @@
   action with the largest mean under the drawn model.
 
 All three keep one :class:`~causalbandits.estimators.ridge.WeightedRidge` over the slots
-(replicate, non-root node, mode) and act on all replicates at once.
+(replicate, non-root node, mode) and act on all replicates at once. When the replicates are
+different systems (``problem.replicate_dags``), the slots follow the union of the graphs and
+each replicate masks the parents outside its own graph (their features and their parent
+means read 0), which gives each replicate the estimates, bounds and, for LinSEM-TS, the
+posterior draws it would have alone.
 """
 
 from __future__ import annotations
@@ -43,10 +47,18 @@ class _LinearSEMLearner:
         self.noise_mean = problem.noise_mean
         self.reward_node = problem.reward_node
         self.horizon = problem.horizon
-        self.d = problem.dag.max_in_degree
+        graphs = problem.replicate_dags
+        #: ``(R, n, width)`` parent slots of each replicate's own graph; ``None``: one graph.
+        self.parent_mask = None
+        self.d: int | np.ndarray = problem.dag.max_in_degree
+        if graphs is not None:
+            self.parent_mask = np.stack([self.plan.parent_mask(g) for g in graphs])
+            self.d = np.maximum([g.max_in_degree for g in graphs], 1)
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         replicates, n = len(seeds), self.plan.nodes.size
+        if self.parent_mask is not None and replicates != len(self.parent_mask):
+            raise ValueError(f"got {len(seeds)} seeds for {len(self.parent_mask)} systems")
         self.ridge = WeightedRidge(
             (replicates, n, 2), self.plan.width, unit_weights=self.weight_rule is None
         )
@@ -59,7 +71,10 @@ class _LinearSEMLearner:
     def update(self, actions: np.ndarray, feedback: np.ndarray) -> None:
         """Add ``X_pa(i)``, ``X_i - nu_i`` of every non-root node to its played mode (eq. 7-12)."""
         slots = (self._slot_base + self.node_modes[actions]).ravel()
-        x = self.plan.parent_values(feedback).reshape(slots.size, -1)
+        x = self.plan.parent_values(feedback)
+        if self.parent_mask is not None:
+            x = x * self.parent_mask
+        x = x.reshape(slots.size, -1)
         y = (feedback[:, self.plan.nodes] - self.noise_mean[self.plan.nodes]).ravel()
         self.ridge.update(slots, x, y, self.weight_rule)
         self.t += 1
@@ -103,7 +118,7 @@ class LinSEMUCB(_LinearSEMLearner):
         self.ball = ball
         self.m = problem.x_norm_bound
 
-    def beta(self, t: int) -> float:
+    def beta(self, t: int) -> float | np.ndarray:
         """OFUL-type radius ``1 + sqrt(2 log(1/delta) + d log(1 + m^2 t / d))``
         (decisions: robust-lcb A9)."""
         d, m = self.d, self.m
@@ -114,6 +129,8 @@ class LinSEMUCB(_LinearSEMLearner):
         beta = self.beta_scale * self.beta(self.t + 1)
         theta, ellipsoid_inv = self.ridge.theta, self.ridge.ellipsoid_inv
         if self.solver == "bca":
+            if self.parent_mask is not None:
+                raise ValueError("the bca solver needs one graph shared by all replicates")
             return block_coordinate_ascent(
                 self.plan,
                 self.masks,
@@ -125,7 +142,14 @@ class LinSEMUCB(_LinearSEMLearner):
                 self.sweeps,
             )
         return propagate_means(
-            self.plan, self.noise_mean, theta, self.reward_node, ellipsoid_inv, beta, self.ball
+            self.plan,
+            self.noise_mean,
+            theta,
+            self.reward_node,
+            ellipsoid_inv,
+            beta,
+            self.ball,
+            self.parent_mask,
         )
 
     def select(self) -> np.ndarray:
@@ -148,7 +172,7 @@ class RobustLCB(LinSEMUCB):
             raise ValueError(f"the deviation budget C must be finite and >= 0, got {budget}")
         self.deviation_budget = max(float(budget), 1.0)
 
-    def beta(self, t: int) -> float:
+    def beta(self, t: int) -> float | np.ndarray:
         """Lemma 1: ``sqrt(2 log(1/delta) + d log(1 + m^2 t/(d C^2))) + 1 + m``."""
         d, m, c = self.d, self.m, self.deviation_budget
         return np.sqrt(2 * np.log(1 / self.delta) + d * np.log(1 + m * m * t / (d * c * c))) + 1 + m
@@ -173,14 +197,34 @@ class LinSEMTS(_LinearSEMLearner):
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         super().reset(seeds)
-        shape = (self.plan.nodes.size, 2, self.plan.width)
-        self._normals = normal_stream(derive(seeds, SubStream.POSTERIOR), shape)
+        seeds = derive(seeds, SubStream.POSTERIOR)
+        if self.parent_mask is None:
+            shape = (self.plan.nodes.size, 2, self.plan.width)
+            self._normals = normal_stream(seeds, shape)
+            return
+        # Each replicate draws in its own graph's layout, placed into the union's.
+        self._own_normals = []
+        for seed, graph in zip(seeds, self.problem.replicate_dags, strict=True):
+            shape, own, here = self.plan.embedding(graph)
+            stream = normal_stream([seed], (shape[0], 2, shape[1]))
+            self._own_normals.append((stream, own, here))
+
+    def standard_normals(self) -> np.ndarray:
+        """This round's ``(R, n, 2, width)`` standard normals of the posterior draw."""
+        if self.parent_mask is None:
+            return self._normals.next()
+        z = np.zeros((len(self._own_normals), self.plan.nodes.size, 2, self.plan.width))
+        for r, (stream, own, here) in enumerate(self._own_normals):
+            z[r, here[0], :, here[1]] = stream.next()[0][own[0], :, own[1]]
+        return z
 
     def select(self) -> np.ndarray:
         gram_inv = self.ridge.gram_inv
         factor = np.linalg.cholesky(
             self.variance * 0.5 * (gram_inv + np.swapaxes(gram_inv, -1, -2))
         )
-        draw = self.ridge.theta + np.einsum("...ij,...j->...i", factor, self._normals.next())
-        means = propagate_means(self.plan, self.noise_mean, draw, self.reward_node)
+        draw = self.ridge.theta + np.einsum("...ij,...j->...i", factor, self.standard_normals())
+        means = propagate_means(
+            self.plan, self.noise_mean, draw, self.reward_node, parent_mask=self.parent_mask
+        )
         return random_argmax(means, self._ties.next())

@@ -39,7 +39,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from threadpoolctl import threadpool_limits
 
-from causalbandits.envs.csl_ucb import make_environment
+from causalbandits.envs.csl_ucb import csl_system
 from causalbandits.envs.linear_bandit import LinearSEMBandit
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.plots import save_figure
@@ -90,9 +90,8 @@ class FNImpactExperiment(TaskGrid):
 
     def environment(self, replicate: int) -> LinearSEMBandit:
         """E3's system ``replicate``, reset with E3's noise of that replicate."""
-        env = make_environment(
-            self.seeds(E3_SETTING, [replicate], Stream.INSTANCE), horizon=self.horizon
-        )
+        (seed,) = self.seeds(E3_SETTING, [replicate], Stream.INSTANCE)
+        env = csl_system(seed, horizon=self.horizon)
         env.reset(self.seeds(E3_SETTING, [replicate], Stream.NOISE))
         return env
 
