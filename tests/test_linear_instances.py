@@ -88,16 +88,17 @@ def test_linsem_ts_on_a_stack_plays_as_on_each_system_alone(options):
         np.testing.assert_allclose(regrets[:, r], own_regrets[:, 0], rtol=0, atol=1e-12)
 
 
-def test_linsem_ucb_bounds_on_a_stack_are_those_of_each_system_alone():
+@pytest.mark.parametrize("solver", ["greedy", "interval"])
+def test_linsem_ucb_bounds_on_a_stack_are_those_of_each_system_alone(solver):
     env = stack()
     env.reset(seeds(Stream.NOISE))
-    policy = LinSEMUCB(env.problem)
+    policy = LinSEMUCB(env.problem, solver=solver)
     actions, _ = play(env, policy, seeds(5))
     for r in range(SYSTEMS):
         single = alone(r)
         problem = dataclasses.replace(single.problem, x_norm_bound=env.problem.x_norm_bound)
         single.reset(seeds(Stream.NOISE)[r : r + 1])
-        own = LinSEMUCB(problem)
+        own = LinSEMUCB(problem, solver=solver)
         own_actions, _ = play(single, own, seeds(5)[r:][:1])
         np.testing.assert_array_equal(actions[:, r], own_actions[:, 0])
         np.testing.assert_allclose(

@@ -62,7 +62,7 @@ def test_delta_just_inside_the_interval_is_accepted():
 
 
 def test_ball_cap_with_bca_is_refused():
-    message = "^the unit-ball cap is available with the greedy solver only$"
+    message = "^the unit-ball cap is available with the greedy and interval solvers only$"
     with pytest.raises(ValueError, match=message):
         LinSEMUCB(small_environment().problem, solver="bca", ball=True)
 

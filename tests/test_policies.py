@@ -152,7 +152,7 @@ def test_bad_hyper_parameters_are_rejected():
         UCB1(problem, delta=0)
     with pytest.raises(ValueError, match="unknown solver"):
         RobustLCB(problem, solver="exhaustive")
-    with pytest.raises(ValueError, match="greedy solver only"):
+    with pytest.raises(ValueError, match="greedy and interval solvers only"):
         LinSEMUCB(problem, solver="bca", ball=True)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from causalbandits.envs.linear_bandit import LinearSEMProblem
+from causalbandits.estimators.interval_bounds import propagate_bounds
 from causalbandits.estimators.propagation import (
     PropagationPlan,
     block_coordinate_ascent,
@@ -88,11 +89,14 @@ class LinSEMUCB(_LinearSEMLearner):
     beta_scale: multiplier on the theoretical radius.
     delta: confidence level (default ``1/(2 N T)``).
     ball: cap each column's support by the unit ball ``||theta|| <= 1`` (eq. 14-15).
-    solver: ``"greedy"`` forward propagation, or ``"bca"``: block-coordinate ascent started
-        from it (``sweeps`` passes; slower, can only raise the value of eq. 18).
+    solver: ``"greedy"`` forward propagation (exact when the path effects are non-negative);
+        ``"interval"``: an upper bound of eq. 18 valid for any signs, equal to greedy's once
+        every column's sign is certain (:func:`~causalbandits.estimators.interval_bounds.
+        propagate_bounds`); or ``"bca"``: block-coordinate ascent started from greedy
+        (``sweeps`` passes; slower, can only raise the value of eq. 18, not an upper bound).
     """
 
-    SOLVERS = ("greedy", "bca")
+    SOLVERS = ("greedy", "interval", "bca")
 
     def __init__(
         self,
@@ -107,7 +111,9 @@ class LinSEMUCB(_LinearSEMLearner):
         if solver not in self.SOLVERS:
             raise ValueError(f"unknown solver {solver!r}; choose from {self.SOLVERS}")
         if solver == "bca" and ball:
-            raise ValueError("the unit-ball cap is available with the greedy solver only")
+            raise ValueError(
+                "the unit-ball cap is available with the greedy and interval solvers only"
+            )
         self.solver, self.sweeps = solver, sweeps
         if not beta_scale >= 0 or not np.isfinite(beta_scale):
             raise ValueError(f"beta_scale must be finite and >= 0, got {beta_scale}")
@@ -141,16 +147,10 @@ class LinSEMUCB(_LinearSEMLearner):
                 self.reward_node,
                 self.sweeps,
             )
-        return propagate_means(
-            self.plan,
-            self.noise_mean,
-            theta,
-            self.reward_node,
-            ellipsoid_inv,
-            beta,
-            self.ball,
-            self.parent_mask,
-        )
+        args = (self.plan, self.noise_mean, theta, self.reward_node, ellipsoid_inv, beta)
+        if self.solver == "interval":
+            return propagate_bounds(*args, self.ball, self.parent_mask)[1]
+        return propagate_means(*args, self.ball, self.parent_mask)
 
     def select(self) -> np.ndarray:
         return random_argmax(self.upper_confidence_bounds(), self._ties.next())
