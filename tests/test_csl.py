@@ -256,7 +256,7 @@ def test_csl_checks_its_inputs(rng):
     x, modes = random_rounds(rng, 12, 5)
     data = SubgraphData(5, 1.0)
     data.extend(x, modes)
-    with pytest.raises(ValueError, match="at least 6 samples of every node in mode 0"):
+    with pytest.raises(ValueError, match="at least 6 samples of every learned node in mode 0"):
         learn_subgraphs(data, 0)
     capped = SubgraphData(5, 1.0, n_max=4)
     with pytest.raises(ValueError, match="n_max = 4 is below"):

@@ -2,8 +2,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from causalbandits.envs import random_csl_bandit
+from causalbandits.envs import LinearSEMBandit, random_csl_bandit, random_soft_intervention_sem
+from causalbandits.envs.actions import ActionSet
 from causalbandits.envs.csl_ucb import csl_system, make_environment
+from causalbandits.estimators.csl import learn_subgraphs
+from causalbandits.estimators.subgraph import SubgraphData
 from causalbandits.experiments import simulate
 from causalbandits.experiments.runner import build_environment, make_tasks
 from causalbandits.papers.csl_ucb.bandits import (
@@ -193,3 +196,53 @@ def test_the_systems_are_the_replicates_of_one_setting(preset):
     assert not np.array_equal(env.segment_rewards[0], env.segment_rewards[1])
     direct = make_environment(system_seeds(1), horizon=spec.horizon, **spec.env_params)
     assert np.array_equal(direct.segment_rewards[0], env.segment_rewards[1])
+
+
+def partial_bandit(n_nodes: int, seed: int, horizon: int):
+    """A random system whose arms intervene on 4 nodes and the reward node only (32 arms)."""
+    rng = np.random.default_rng(seed)
+    sem = random_soft_intervention_sem(n_nodes, rng)
+    intervenable = sorted(rng.choice(n_nodes - 1, 4, replace=False).tolist()) + [n_nodes - 1]
+    actions = ActionSet.subsets(n_nodes, intervenable)
+    return LinearSEMBandit(sem, horizon, actions, reward_node=n_nodes - 1), intervenable
+
+
+def test_csl_learns_only_the_columns_the_arms_can_identify():
+    env, intervenable = partial_bandit(8, 0, 200)
+    env.reset(0, 1)
+    data = SubgraphData(8, env.problem.noise_mean)
+    arms = np.random.default_rng(1).integers(env.n_actions, size=200)
+    for arm in arms:
+        data.add(env.step(arm[None])[0], env.actions.masks[arm])
+    result = learn_subgraphs(data, 1, rng=0, nodes=intervenable)
+    learned = result.adjacency.any(axis=0)
+    assert set(np.flatnonzero(learned)) <= set(intervenable)
+    never = min(set(range(8)) - set(intervenable))
+    with pytest.raises(ValueError, match=f"node {never} has 0"):
+        learn_subgraphs(data, 1, rng=0)  # a node that no arm intervenes on
+
+
+def test_csl_ucb_learns_on_a_partial_action_set():
+    env, _ = partial_bandit(8, 0, 1200)
+    env.reset(0, 1)
+    policy = CSLUCB(env.problem, preset="authors-code")
+    policy.reset(np.random.SeedSequence(0).spawn(1))
+    regret = simulate(env, policy, 1)["cum_regret"][-1, 0]
+    learner = policy.learners[0]
+    assert learner.graphs is not None  # it left the exploring start
+    assert not learner.graphs[1][:, ~learner.pairs[:, 1]].any()  # no column without data
+    random_regret = 1200 * (env.optimal_value - env.expected_rewards.mean())
+    assert regret < 0.1 * random_regret
+
+
+def test_csl_ucb_explores_until_csl_can_fit_every_used_pair():
+    env, _ = partial_bandit(25, 2, 60)  # CSL's first fit needs N = 25 > min_samples samples
+    env.reset(2, 1)
+    policy = CSLUCB(env.problem, preset="authors-code")
+    policy.reset(np.random.SeedSequence(2).spawn(1))
+    learner = policy.learners[0]
+    assert learner.needed == 25
+    for _ in range(60):
+        arms = policy.select()
+        policy.update(arms, env.step(arms))
+        assert learner.graphs is None or learner.data.counts[learner.pairs].min() >= 25

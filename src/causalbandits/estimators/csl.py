@@ -80,18 +80,25 @@ def _score_node(
 
 
 def learn_subgraphs(
-    data: SubgraphData, mode: int, k: int = 5, weight: float = 1.0, rng: RNGLike = None
+    data: SubgraphData,
+    mode: int,
+    k: int = 5,
+    weight: float = 1.0,
+    rng: RNGLike = None,
+    nodes: np.ndarray | None = None,
 ) -> CSLResult:
     """CSL (Algorithm 1) on the samples of every node in ``mode`` (0 -> B_hat, 1 -> B_hat*).
 
     Parameters
     ----------
-    data: the sub-graph data; every node needs more than ``max(N - 1, k)`` samples in
-        ``mode`` (the first fit uses all ``N - 1`` candidates, KSG needs ``n > k``).
+    data: the sub-graph data; every learned node needs more than ``max(N - 1, k)`` samples
+        in ``mode`` (the first fit uses all ``N - 1`` candidates, KSG needs ``n > k``).
     mode: 0 (observational columns) or 1 (interventional columns).
     k: KSG neighbours.
     weight: ``w`` in eq. 25; 0 gives CSL-nw.
     rng: source of the KSG tie-breaking jitter.
+    nodes: the nodes whose column is learned (default: all); the others keep an empty
+        column, as the interventional mechanism of a node that no arm intervenes on.
     """
     if mode not in (0, 1):
         raise ValueError(f"mode must be 0 or 1, got {mode}")
@@ -101,15 +108,19 @@ def learn_subgraphs(
     needed = max(n - 1, k) + 1
     if data.n_max is not None and data.n_max < needed:
         raise ValueError(f"n_max = {data.n_max} is below the {needed} samples CSL needs")
-    counts = data.counts[:, mode]
-    if counts.min() < needed:
-        node = int(np.argmin(counts))
+    learned = np.arange(n) if nodes is None else np.unique(np.asarray(nodes, dtype=np.intp))
+    if learned.size and (learned[0] < 0 or learned[-1] >= n):
+        raise ValueError(f"nodes must lie in 0..{n - 1}, got {nodes}")
+    counts = data.counts[learned, mode]
+    if counts.size and counts.min() < needed:
+        node = int(learned[np.argmin(counts)])
         raise ValueError(
-            f"CSL needs at least {needed} samples of every node in mode {mode}; "
-            f"node {node} has {counts[node]}"
+            f"CSL needs at least {needed} samples of every learned node in mode {mode}; "
+            f"node {node} has {data.counts[node, mode]}"
         )
     generator = as_generator(rng)
     adjacency = ~np.eye(n, dtype=bool)
+    adjacency[:, np.setdiff1d(np.arange(n), learned)] = False
     weights = np.zeros((n, n))
     scores = np.zeros((n, n))  # meaningful on the kept edges only
 
@@ -120,8 +131,8 @@ def learn_subgraphs(
             data, node, mode, candidates, k, weight, generator
         )
 
-    for node in range(n):
-        refresh(node)
+    for node in learned:
+        refresh(int(node))
     while not is_acyclic(adjacency):
         edges = np.flatnonzero(adjacency)  # each pass removes one: at most N(N-1) passes
         source, target = np.unravel_index(edges[np.argmax(scores.flat[edges])], scores.shape)

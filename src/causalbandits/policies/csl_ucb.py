@@ -6,9 +6,11 @@ plays ``argmax_a [mu_hat_a]_N + alpha_t U(a)`` (eq. 37), with ``U`` from Theorem
 CD variant watches each sub-graph's whitened residual ``y_i = x_i - [B_hat_a]_i^T x``
 (eq. 39-40) with a GLR detector and re-learns only the sub-graphs that changed.
 
-Schedules (decisions: csl-ucb A6): random arms until every (node, mode) pair has ``min_samples``
-samples (since its last reset); CSL every ``graph_every`` rounds; weights, bounds and a new
-arm every ``update_every`` rounds, the arm being replayed in between; ``alpha_t`` is the
+Schedules (decisions: csl-ucb A6): random arms until every (node, mode) pair that some arm
+uses has ``min_samples`` samples, and at least the ``N`` that CSL's first fit needs (since its
+last reset; a node that no arm intervenes on has no interventional mechanism to learn); CSL
+every ``graph_every`` rounds; weights, bounds and a new arm every ``update_every`` rounds,
+the arm being replayed in between; ``alpha_t`` is the
 cosine anneal ``alpha_0 (1 + cos(pi (t - t_r) / (T - t_r))) / 2`` with
 ``alpha_0 = share * max_a mu_hat_a / max_a U(a)`` at the first decision and ``t_r`` the
 latest reset. Replicates are independent learners (CSL does not vectorise); each loops.
@@ -84,6 +86,12 @@ class _Learner:
         self.problem = problem
         self.rng = np.random.default_rng(seed)
         self.data = SubgraphData(n, problem.noise_mean, settings.n_max)
+        masks = problem.actions.masks
+        #: ``(N, 2)``: the (node, mode) pairs some arm uses; only these can be learned.
+        self.pairs = np.stack([~masks.all(axis=0), masks.any(axis=0)], axis=1)
+        #: Samples per pair before CSL can run: ``min_samples``, and at least ``N`` (the
+        #: first fit regresses every node on all others) and ``k + 1`` (KSG).
+        self.needed = max(settings.min_samples, n, settings.k + 1)
         self.graphs: tuple[np.ndarray, np.ndarray] | None = None
         self.weights = np.zeros((2, n, n))
         self._graph_counts: np.ndarray | None = None  # sample counts behind self.graphs
@@ -112,7 +120,7 @@ class _Learner:
     def select(self, t: int) -> int:
         s = self.settings
         masks = self.problem.actions.masks
-        if self.data.counts.min() < s.min_samples:
+        if self.data.counts[self.pairs].min() < self.needed:
             self.arm = None
             return int(self.rng.integers(masks.shape[0]))
         if self.relearn or self.graphs is None or t % s.graph_every == 0:
@@ -131,7 +139,9 @@ class _Learner:
         graphs = list(self.graphs) if self.graphs is not None else [None, None]
         for mode in (0, 1):
             if stale[mode]:
-                graphs[mode] = learn_subgraphs(self.data, mode, s.k, s.weight, self.rng).adjacency
+                nodes = np.flatnonzero(self.pairs[:, mode])
+                result = learn_subgraphs(self.data, mode, s.k, s.weight, self.rng, nodes)
+                graphs[mode] = result.adjacency
         if any(stale):
             self._bounds = None
         self.graphs, self._graph_counts, self.relearn = tuple(graphs), counts, False
