@@ -67,11 +67,14 @@ def test_horizon_and_reset_are_enforced():
         env.step(np.zeros(1, dtype=int))
 
 
-def test_reward_node_must_be_a_sink():
-    dag = CausalDAG.from_edges(3, [(0, 1), (1, 2)])
+def test_the_reward_node_may_have_children():
+    dag = CausalDAG.from_edges(3, [(0, 1), (1, 2)], names=["a", "b", "c"])
     sem = LinearSEM(dag, dag.adjacency * 0.5, dag.adjacency * 1.0, UniformNoise.iid(3))
-    with pytest.raises(ValueError, match="must be a sink"):
-        LinearSEMBandit(sem, 10, reward_node=1)
+    env = LinearSEMBandit(sem, 10, reward_node=1)
+    np.testing.assert_allclose(env.expected_rewards, sem.mean_values(env.actions.masks)[:, 1])
+    assert env.problem.dag.names == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="outside 0..2"):
+        LinearSEMBandit(sem, 10, reward_node=3)
 
 
 def test_unknown_options_of_the_paper_environment():

@@ -33,9 +33,11 @@ class ActionSet:
             object.__setattr__(self, "labels", labels)
 
     @classmethod
-    def subsets(cls, n_nodes: int, nodes: Sequence[int]) -> ActionSet:
+    def subsets(
+        cls, n_nodes: int, nodes: Sequence[int], names: Sequence[str] | None = None
+    ) -> ActionSet:
         """All ``2^len(nodes)`` subsets of ``nodes``; action ``k`` intervenes ``nodes[b]`` for
-        every set bit ``b`` of ``k``."""
+        every set bit ``b`` of ``k``. With node ``names`` the labels show names, not indices."""
         nodes = list(nodes)
         if len(set(nodes)) != len(nodes) or any(not 0 <= v < n_nodes for v in nodes):
             raise ValueError(f"intervenable nodes must be distinct indices in 0..{n_nodes - 1}")
@@ -43,7 +45,12 @@ class ActionSet:
         bits = ((codes >> np.arange(len(nodes))) & 1).astype(bool)
         masks = np.zeros((bits.shape[0], n_nodes), dtype=bool)
         masks[:, nodes] = bits
-        return cls(masks)
+        if names is None:
+            return cls(masks)
+        if len(names) != n_nodes:
+            raise ValueError(f"got {len(names)} names for {n_nodes} nodes")
+        labels = ["{" + ",".join(names[i] for i in np.flatnonzero(m)) + "}" for m in masks]
+        return cls(masks, labels)
 
     @classmethod
     def non_root(

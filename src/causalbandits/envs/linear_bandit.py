@@ -105,7 +105,7 @@ class LinearSEMBandit(SEMRounds):
     horizon:
         Number of rounds ``T``.
     reward_node:
-        The reward node (default: the last node); it must be a sink.
+        The reward node (default: the last node); any node.
     deviations:
         Rounds where the data come from a deviated model (default: none).
     deviation_budget:
@@ -135,8 +135,8 @@ class LinearSEMBandit(SEMRounds):
         self.noise = sem.noise
         self.horizon = int(horizon)
         self.reward_node = sem.n_nodes - 1 if reward_node is None else int(reward_node)
-        if self.reward_node not in sem.dag.sinks:
-            raise ValueError(f"reward node {self.reward_node} must be a sink of the graph")
+        if not 0 <= self.reward_node < sem.n_nodes:
+            raise ValueError(f"reward node {self.reward_node} is outside 0..{sem.n_nodes - 1}")
         self.actions = actions if actions is not None else ActionSet.non_root(sem.dag)
         if self.actions.n_nodes != sem.n_nodes:
             raise ValueError("the action set and the SEM have different numbers of nodes")
@@ -166,7 +166,7 @@ class LinearSEMBandit(SEMRounds):
             actions=self.actions,
             reward_node=self.reward_node,
             noise_mean=sem.noise.mean.copy(),
-            x_norm_bound=sem.x_norm_bound(masks),
+            x_norm_bound=sem.x_norm_bound(masks, 1 / (2 * sem.n_nodes * self.horizon)),
             horizon=self.horizon,
             deviation_budget=self.deviation_budget,
         )

@@ -45,14 +45,16 @@ class CausalDAG:
             raise CyclicGraphError(f"graph has a directed cycle: {cycle}")
 
     @classmethod
-    def from_edges(cls, n_nodes: int, edges: Iterable[tuple[int, int]]) -> CausalDAG:
-        """Build from an edge list ``[(i, j), ...]`` meaning ``i -> j``."""
+    def from_edges(
+        cls, n_nodes: int, edges: Iterable[tuple[int, int]], names: Sequence[str] | None = None
+    ) -> CausalDAG:
+        """Build from an edge list ``[(i, j), ...]`` meaning ``i -> j``, with optional names."""
         matrix = np.zeros((n_nodes, n_nodes), dtype=bool)
         for i, j in edges:
             if not (0 <= i < n_nodes and 0 <= j < n_nodes):
                 raise ValueError(f"edge ({i}, {j}) has a node outside 0..{n_nodes - 1}")
             matrix[i, j] = True
-        return cls(matrix)
+        return cls(matrix, names)
 
     @classmethod
     def from_networkx(cls, graph: nx.DiGraph) -> CausalDAG:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from causalbandits.graphs.dag import CausalDAG
-from causalbandits.scm.noise import NoiseModel
+from causalbandits.scm.noise import GaussianNoise, NoiseModel
 
 
 def _check_weights(dag: CausalDAG, weights: np.ndarray, label: str) -> np.ndarray:
@@ -87,19 +87,43 @@ class LinearSEM:
         eps = self.noise.sample(rng, masks.shape[:-1])
         return np.einsum("...ij,...j->...i", self.transfer_matrices(masks), eps)
 
-    def x_norm_bound(self, masks: np.ndarray) -> float:
-        """``m``: an upper bound on ``||X||`` under every mask (decisions: robust-lcb A9).
+    def x_norm_bound(
+        self, masks: np.ndarray, failure_probability: float = 1e-6, batch: int = 256
+    ) -> float:
+        """``m``: a bound on ``||X||`` under every mask (decisions: robust-lcb A9).
 
-        Exact when every transfer matrix is non-negative and the noise is non-negative
-        (the maximum is then at the upper noise bound); otherwise the operator-norm bound.
-        For Gaussian noise the box is the 4-sigma box, so the bound holds with high probability.
+        Gaussian noise: ``||X|| <= ||T_a nu|| + ||T_a S||_F + ||T_a S||_2 sqrt(2 ln(1/p))``
+        with ``S = diag(std)``, which holds for one draw with probability ``1 - p``
+        (``p = failure_probability``; Gaussian concentration of the ``||T_a S||_2``-Lipschitz
+        map ``z -> ||T_a S z||`` around its mean, at most ``||T_a S||_F``). Other noise: the
+        interval bound on its box, ``|| |T_a c| + |T_a| h ||`` (centre ``c``, half-widths
+        ``h``), exact when ``T_a`` and the noise are non-negative and sure for bounded noise
+        (for mixtures the box is a 4-sigma box). Transfer matrices are formed ``batch``
+        masks at a time.
         """
-        low, high = self.noise.box
-        transfer = self.transfer_matrices(masks)
-        if np.all(transfer >= 0) and np.all(low >= 0):
-            return float(np.linalg.norm(transfer @ high, axis=-1).max())
-        largest = np.maximum(np.abs(low), np.abs(high))
-        return float(np.linalg.norm(transfer, ord=2, axis=(-2, -1)).max() * np.linalg.norm(largest))
+        if not 0 < failure_probability < 1:
+            raise ValueError(f"failure_probability must lie in (0, 1), got {failure_probability}")
+        masks = np.asarray(masks, dtype=bool).reshape(-1, self.n_nodes)
+        gaussian = isinstance(self.noise, GaussianNoise)
+        if gaussian:
+            centre, spread = self.noise.mean, self.noise.scale
+        else:
+            low, high = self.noise.box
+            centre, spread = (low + high) / 2, (high - low) / 2
+        largest = 0.0
+        for start in range(0, masks.shape[0], batch):
+            transfer = self.transfer_matrices(masks[start : start + batch])
+            if gaussian:
+                scaled = transfer * spread
+                frobenius = np.linalg.norm(scaled, axis=(-2, -1))
+                operator = np.linalg.norm(scaled, ord=2, axis=(-2, -1))
+                tail = operator * np.sqrt(2 * np.log(1 / failure_probability))
+                bound = np.linalg.norm(transfer @ centre, axis=-1) + frobenius + tail
+            else:
+                coordinates = np.abs(transfer @ centre) + np.abs(transfer) @ spread
+                bound = np.linalg.norm(coordinates, axis=-1)
+            largest = max(largest, float(bound.max()))
+        return largest
 
 
 def uniform_column_weights(dag: CausalDAG, column_norm: float) -> np.ndarray:
