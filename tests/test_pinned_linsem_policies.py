@@ -103,7 +103,7 @@ def test_linsem_ts_draws_theta_hat_plus_a_cholesky_factor_of_var_v_inverse(varia
     policy = LinSEMTS(env.problem, **options)
     _run(env, policy, 5, 2)
     z = np.random.default_rng(3).standard_normal(policy.ridge.theta.shape)
-    policy._normals.next = lambda: z
+    policy.standard_normals = lambda: z
     drawn = []
 
     def capture(plan, noise_mean, theta, target, *args, **kwargs):

@@ -52,12 +52,14 @@ class PropagationPlan:
     n_slots: int
 
     @classmethod
-    def build(cls, dag: CausalDAG, masks: np.ndarray) -> PropagationPlan:
-        """Group the actions ``masks`` (A, N) into classes for every non-root node."""
+    def build(cls, dag: CausalDAG, masks: np.ndarray, target: int | None = None) -> PropagationPlan:
+        """Group the actions ``masks`` (A, N) into classes for every non-root node, or, with
+        a ``target``, for the non-root nodes among ``target`` and its ancestors only (the
+        only ones its mean depends on)."""
         n_nodes = dag.n_nodes
         masks = np.asarray(masks, dtype=bool)
-        nodes = [int(v) for v in dag.topological_order if dag.parents(v).size]
-        width = max(dag.max_in_degree, 1)
+        nodes = _non_root_nodes(dag, target)
+        width = max(max((dag.parents(v).size for v in nodes), default=0), 1)
         parent_index = np.full((len(nodes), width), n_nodes, dtype=np.intp)
         graph = dag.to_networkx()
         # Slot of each (node, action): roots have one slot each, given by their index.
@@ -114,8 +116,11 @@ class PropagationPlan:
         of the plan's graph): the own ``(n, width)`` shape, and the ``(node, parent)``
         positions of each real coordinate in the own layout and in this one, ``(2, m)`` each."""
         own, here = [], []
-        nodes = [int(v) for v in dag.topological_order if dag.parents(v).size]
+        nodes = _non_root_nodes(dag)
+        planned = set(self.nodes.tolist())
         for k, node in enumerate(nodes):
+            if node not in planned:
+                continue
             position = self.node_position(node)
             for j, parent in enumerate(dag.parents(node)):
                 own.append((k, j))
@@ -130,6 +135,19 @@ class PropagationPlan:
         if hits.size == 0:
             raise ValueError(f"node {node} is a root: its value does not depend on the action")
         return int(hits[0])
+
+
+def _non_root_nodes(dag: CausalDAG, target: int | None = None) -> list[int]:
+    """The non-root nodes in topological order; with ``target``, those among ``target`` and
+    its ancestors."""
+    keep = None
+    if target is not None:
+        keep = nx.ancestors(dag.to_networkx(), target) | {target}
+    return [
+        int(v)
+        for v in dag.topological_order
+        if dag.parents(v).size and (keep is None or int(v) in keep)
+    ]
 
 
 def propagate_means(

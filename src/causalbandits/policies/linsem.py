@@ -43,7 +43,7 @@ class _LinearSEMLearner:
     def __init__(self, problem: LinearSEMProblem) -> None:
         self.problem = problem
         self.masks = problem.actions.masks
-        self.plan = PropagationPlan.build(problem.dag, self.masks)
+        self.plan = PropagationPlan.build(problem.dag, self.masks, problem.reward_node)
         self.node_modes = self.masks[:, self.plan.nodes].astype(np.intp)  # (A, n)
         self.noise_mean = problem.noise_mean
         self.reward_node = problem.reward_node
@@ -198,23 +198,28 @@ class LinSEMTS(_LinearSEMLearner):
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         super().reset(seeds)
         seeds = derive(seeds, SubStream.POSTERIOR)
-        if self.parent_mask is None:
-            shape = (self.plan.nodes.size, 2, self.plan.width)
-            self._normals = normal_stream(seeds, shape)
+        # Each replicate draws in the layout of its own graph's full plan (every non-root
+        # node), placed into this plan's: the draws do not depend on the other replicates'
+        # graphs nor on which nodes the plan skips.
+        graphs = self.problem.replicate_dags
+        if graphs is None:
+            shape, own, here = self.plan.embedding(self.problem.dag)
+            self._normals = [(normal_stream(seeds, (shape[0], 2, shape[1])), own, here)]
             return
-        # Each replicate draws in its own graph's layout, placed into the union's.
-        self._own_normals = []
-        for seed, graph in zip(seeds, self.problem.replicate_dags, strict=True):
+        self._normals = []
+        for seed, graph in zip(seeds, graphs, strict=True):
             shape, own, here = self.plan.embedding(graph)
-            stream = normal_stream([seed], (shape[0], 2, shape[1]))
-            self._own_normals.append((stream, own, here))
+            self._normals.append((normal_stream([seed], (shape[0], 2, shape[1])), own, here))
 
     def standard_normals(self) -> np.ndarray:
         """This round's ``(R, n, 2, width)`` standard normals of the posterior draw."""
-        if self.parent_mask is None:
-            return self._normals.next()
-        z = np.zeros((len(self._own_normals), self.plan.nodes.size, 2, self.plan.width))
-        for r, (stream, own, here) in enumerate(self._own_normals):
+        replicates = self.ridge.theta.shape[0]
+        z = np.zeros((replicates, self.plan.nodes.size, 2, self.plan.width))
+        if len(self._normals) == 1 and self.parent_mask is None:
+            stream, own, here = self._normals[0]
+            z[:, here[0], :, here[1]] = stream.next()[:, own[0], :, own[1]]
+            return z
+        for r, (stream, own, here) in enumerate(self._normals):
             z[r, here[0], :, here[1]] = stream.next()[0][own[0], :, own[1]]
         return z
 
