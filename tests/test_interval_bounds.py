@@ -151,3 +151,22 @@ def test_the_bound_is_never_below_a_feasible_value_and_relaxing_only_loosens_it(
     assert np.all(capped <= upper + 1e-9)
     with pytest.raises(ValueError, match="max_branch"):
         bounds(policy, max_branch=-1)
+
+
+def test_a_plan_for_the_reward_skips_its_non_ancestors_without_changing_its_bounds():
+    # 0 -> 1 -> 4 (reward), 0 -> 2 -> 3: nodes 2 and 3 do not reach the reward.
+    dag = CausalDAG.from_edges(5, [(0, 1), (1, 4), (0, 2), (2, 3), (0, 4)])
+    masks = ActionSet.non_root(dag).masks
+    full, reduced = PropagationPlan.build(dag, masks), PropagationPlan.build(dag, masks, 4)
+    assert reduced.nodes.tolist() == [1, 4] and full.nodes.size == 4
+    rng = np.random.default_rng(0)
+    theta = rng.normal(size=(2, 4, 2, full.width))
+    inverse = np.broadcast_to(0.2 * np.eye(full.width), (*theta.shape, full.width))
+    keep = [full.node_position(v) for v in reduced.nodes]
+    noise_mean = rng.normal(size=5)
+    for solve in (propagate_means, propagate_bounds):
+        np.testing.assert_allclose(
+            solve(full, noise_mean, theta, 4, inverse, 0.7),
+            solve(reduced, noise_mean, theta[:, keep], 4, inverse[:, keep], 0.7),
+            rtol=1e-12,
+        )

@@ -54,11 +54,15 @@ def _box_extremes(
     if branching.size > max_branch:
         order = np.argsort(-width_of[..., branching].mean(axis=(0, 1, 2)), kind="stable")
         branching, relaxed = np.sort(branching[order[:max_branch]]), branching[order[max_branch:]]
-    second = second.copy()
-    second[..., relaxed] = 0.5 * (first[..., relaxed] + second[..., relaxed])  # centres
-    half = 0.5 * width_of[..., relaxed]
-    diagonal = np.sqrt(np.maximum(np.diagonal(ellipsoid_inv, 0, -2, -1)[..., relaxed], 0.0))
-    slack = np.sum(half * (np.abs(theta[..., relaxed]) + beta[..., None] * diagonal), axis=-1)
+    slack = ball_slack = np.zeros((1, 1, 1, 1))
+    if relaxed.size:
+        second = second.copy()
+        second[..., relaxed] = 0.5 * (first[..., relaxed] + second[..., relaxed])  # centres
+        half = 0.5 * width_of[..., relaxed]
+        diagonal = np.sqrt(np.maximum(np.diagonal(ellipsoid_inv, 0, -2, -1)[..., relaxed], 0))
+        spread = np.abs(theta[..., relaxed]) + beta[..., None] * diagonal
+        slack = np.sum(half * spread, axis=-1)[..., None]
+        ball_slack = half.sum(axis=-1)[..., None]
     width = first.shape[-1]
     n_vertices = 1 << branching.size
     block = max(1, BLOCK_ELEMENTS // first.size)
@@ -68,12 +72,12 @@ def _box_extremes(
         bits = np.zeros((codes.size, width), dtype=bool)
         bits[:, branching] = (codes[:, None] >> np.arange(branching.size)) & 1
         v = np.where(bits, first[..., None, :], second[..., None, :])  # (2, R, C, V, w)
-        linear = np.einsum("srcvw,rcw->srcv", v, theta)
-        quad = np.einsum("srcvw,rcwx,srcvx->srcv", v, ellipsoid_inv, v)
-        spread = beta[..., None] * np.sqrt(np.maximum(quad, 0.0)) + slack[..., None]
+        linear = np.matmul(v, theta[..., None])[..., 0]
+        quad = np.sum(np.matmul(v, ellipsoid_inv) * v, axis=-1)
+        spread = beta[..., None] * np.sqrt(np.maximum(quad, 0.0)) + slack
         value = linear + sign[..., None] * spread
         if ball:  # the unit ball also caps |theta^T u| by ||u||
-            norm = np.sqrt(np.einsum("srcvw,srcvw->srcv", v, v)) + half.sum(axis=-1)[..., None]
+            norm = np.sqrt(np.sum(v * v, axis=-1)) + ball_slack
             value = np.clip(value, -norm, norm)
         best = np.stack(
             [np.maximum(best[0], value[0].max(-1)), np.minimum(best[1], value[1].min(-1))]
@@ -109,13 +113,13 @@ def propagate_bounds(
     lower = upper.copy()
     beta = np.broadcast_to(np.reshape(beta, (-1, 1)), (replicates, 1))
     last = plan.node_position(target)
-    for k in range(last + 1):
-        modes = plan.class_modes[k]
-        lo, hi = lower[:, plan.class_parents[k]], upper[:, plan.class_parents[k]]
+    for level in plan.levels:
+        lo, hi = lower[:, level.class_parents], upper[:, level.class_parents]  # (R, C, w)
         if parent_mask is not None:
-            lo, hi = lo * parent_mask[:, k, None, :], hi * parent_mask[:, k, None, :]
-        theta_k = theta[:, k, modes]  # (R, C, w)
-        inv_k = ellipsoid_inv[:, k, modes]  # (R, C, w, w)
+            mask = parent_mask[:, level.class_node]
+            lo, hi = lo * mask, hi * mask
+        theta_k = theta[:, level.class_node, level.class_mode]  # (R, C, w)
+        inv_k = ellipsoid_inv[:, level.class_node, level.class_mode]  # (R, C, w, w)
         spread = beta[:, :, None] * np.sqrt(np.maximum(np.diagonal(inv_k, 0, -2, -1), 0.0))
         positive, negative = theta_k - spread >= 0, theta_k + spread <= 0
         # The upper bound is increasing in u_j where theta_j >= 0 on the whole ellipsoid and
@@ -123,8 +127,8 @@ def propagate_bounds(
         first = np.stack([np.where(negative, lo, hi), np.where(positive, lo, hi)])
         second = np.stack([np.where(positive, hi, lo), np.where(negative, hi, lo)])
         top, bottom = _box_extremes(first, second, theta_k, inv_k, beta, ball, max_branch)
-        start = plan.offsets[k]
-        upper[:, start : start + modes.size] = top + noise_mean[plan.nodes[k]]
-        lower[:, start : start + modes.size] = bottom + noise_mean[plan.nodes[k]]
+        nu = noise_mean[plan.nodes[level.class_node]]
+        upper[:, level.slots] = top + nu
+        lower[:, level.slots] = bottom + nu
     index = plan.offsets[last] + plan.action_class[last]
     return lower[:, index], upper[:, index]

@@ -16,11 +16,27 @@ graph: 2 + 2 + 2 + 16 evaluations instead of 4 x 16).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import networkx as nx
 import numpy as np
 
 from causalbandits.graphs.dag import CausalDAG
+
+
+@dataclass(frozen=True)
+class ClassLevel:
+    """The action classes of the nodes at one depth, whose parents all lie above them.
+
+    ``class_node`` (position ``k`` of each class's node), ``class_mode``, ``class_parents``
+    ``(C, width)`` (slots of the parent values) and ``slots`` (where each class's value goes)
+    cover every class of the level's nodes, so a level is evaluated in one batch.
+    """
+
+    class_node: np.ndarray
+    class_mode: np.ndarray
+    class_parents: np.ndarray
+    slots: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -103,6 +119,35 @@ class PropagationPlan:
         """Padded parent values ``(..., n, width)`` of samples ``x`` of shape ``(..., N)``."""
         padded = np.concatenate([x, np.zeros((*x.shape[:-1], 1))], axis=-1)
         return padded[..., self.parent_index]
+
+    @cached_property
+    def levels(self) -> tuple[ClassLevel, ...]:
+        """The classes grouped by the depth of their node (roots at depth 0), top down."""
+        depth: dict[int, int] = {}
+        for k, node in enumerate(self.nodes):
+            parents = self.parent_index[k]
+            depth[int(node)] = 1 + max((depth.get(int(v), 0) for v in parents), default=0)
+        by_depth: dict[int, list[int]] = {}
+        for k, node in enumerate(self.nodes):
+            by_depth.setdefault(depth[int(node)], []).append(k)
+        levels = []
+        for level in sorted(by_depth):
+            members = by_depth[level]
+            sizes = [self.class_modes[k].size for k in members]
+            levels.append(
+                ClassLevel(
+                    class_node=np.repeat(members, sizes),
+                    class_mode=np.concatenate([self.class_modes[k] for k in members]),
+                    class_parents=np.concatenate([self.class_parents[k] for k in members]),
+                    slots=np.concatenate(
+                        [
+                            self.offsets[k] + np.arange(size)
+                            for k, size in zip(members, sizes, strict=True)
+                        ]
+                    ),
+                )
+            )
+        return tuple(levels)
 
     def parent_mask(self, dag: CausalDAG) -> np.ndarray:
         """``(n, width)``: whether each padded parent slot is a parent in ``dag``, a sub-graph

@@ -73,9 +73,18 @@ class LinearSEM:
         masks = np.asarray(masks, dtype=bool)
         return np.where(masks[..., None, :], star, base)
 
-    def transfer_matrices(self, masks: np.ndarray, **overrides: np.ndarray) -> np.ndarray:
-        """``(I - B_a^T)^{-1}`` for every mask, so that ``X = (I - B_a^T)^{-1} eps``."""
-        return transfer_matrix(self.weights_under(masks, **overrides))
+    def transfer_matrices(
+        self, masks: np.ndarray, batch: int = 64, **overrides: np.ndarray
+    ) -> np.ndarray:
+        """``(I - B_a^T)^{-1}`` for every mask, so that ``X = (I - B_a^T)^{-1} eps``; formed
+        ``batch`` masks at a time, so the temporaries stay small beside the result."""
+        masks = np.asarray(masks, dtype=bool)
+        flat = masks.reshape(-1, self.n_nodes)
+        out = np.empty((flat.shape[0], self.n_nodes, self.n_nodes))
+        for start in range(0, flat.shape[0], batch):
+            part = flat[start : start + batch]
+            out[start : start + batch] = transfer_matrix(self.weights_under(part, **overrides))
+        return out.reshape(*masks.shape[:-1], self.n_nodes, self.n_nodes)
 
     def mean_values(self, masks: np.ndarray, **overrides: np.ndarray) -> np.ndarray:
         """Exact ``E_a[X] = (I - B_a^T)^{-1} nu`` for every mask (eq. 3), shape ``(..., N)``."""
@@ -88,7 +97,7 @@ class LinearSEM:
         return np.einsum("...ij,...j->...i", self.transfer_matrices(masks), eps)
 
     def x_norm_bound(
-        self, masks: np.ndarray, failure_probability: float = 1e-6, batch: int = 256
+        self, masks: np.ndarray, failure_probability: float = 1e-6, batch: int = 64
     ) -> float:
         """``m``: a bound on ``||X||`` under every mask (decisions: robust-lcb A9).
 
