@@ -31,10 +31,10 @@ def verdict(holds: bool | None) -> str:
     return "yes" if holds else "NO"
 
 
-def claims_table(claims: Iterable[Claim]) -> str:
-    """The "paper's claim | ours | holds" markdown table."""
+def claims_table(claims: Iterable[Claim], subject: str = "paper's claim") -> str:
+    """The "paper's claim | ours | holds" markdown table (``subject`` names the first column)."""
     rows = [[c.text, c.ours, verdict(c.holds)] for c in claims]
-    return markdown_table(["paper's claim", "ours", "holds"], rows)
+    return markdown_table([subject, "ours", "holds"], rows)
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:

@@ -29,6 +29,7 @@ from causalbandits.policies import POLICIES
 ENVIRONMENTS: dict[str, str] = {
     "robust-lcb": "causalbandits.envs.robust_lcb:make_environment",
     "csl-ucb": "causalbandits.envs.csl_ucb:make_environment",
+    "mixed-sign": "causalbandits.envs.mixed_sign:mixed_sign_bandit",
 }
 
 #: Columns of the results and summary tables; setting parameters may not reuse these names.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from causalbandits.experiments.protocol import Experiment
-from causalbandits.papers import csl_ucb, excbo, ndc_sem, robust_lcb, ssem_ucb
+from causalbandits.papers import csl_ucb, excbo, mixed_sign, ndc_sem, robust_lcb, ssem_ucb
 from causalbandits.papers.excbo import MissingExtraError
 
 Preset = Callable[[bool], Experiment]
@@ -21,6 +21,7 @@ EXPERIMENTS: dict[str, Preset] = {
     **ndc_sem.EXPERIMENTS,
     **excbo.EXPERIMENTS,
     **ssem_ucb.EXPERIMENTS,
+    **mixed_sign.EXPERIMENTS,
 }
 
 
