@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from causalbandits.envs.robust_lcb import make_environment
-from causalbandits.experiments import checkpoint_rounds, simulate
+from causalbandits.experiments import checkpoint_rounds, compare, simulate
 from causalbandits.experiments.recorders import (
     ActionLog,
     CurrentAction,
@@ -19,6 +19,7 @@ from causalbandits.experiments.recorders import (
     SuperArmOverlap,
     Trace,
 )
+from causalbandits.policies import UCB1, RandomPolicy
 from causalbandits.random import replicate_seeds
 
 
@@ -207,3 +208,16 @@ def test_current_action_and_elapsed_recorders() -> None:
     np.testing.assert_array_equal(result["optimal_now"], actions[rounds - 1] == 0)
     elapsed = result["elapsed"]
     assert np.all(elapsed >= 0) and np.all(np.diff(elapsed, axis=0) >= 0)
+
+
+def test_compare_records_wall_time_and_every_action() -> None:
+    env = make_environment(horizon=300, deviation_budget=0)
+    table = compare(env, {"UCB": UCB1, "random": RandomPolicy}, replicates=3, checkpoints=5)
+    for label, group in table.groupby("algorithm"):
+        elapsed = group.pivot(index="t", columns="replicate", values="elapsed")
+        assert np.all(elapsed.to_numpy() > 0) and np.all(np.diff(elapsed.to_numpy(), axis=0) >= 0)
+        actions = table.attrs["actions"][label]
+        assert actions.shape == (300, 3)
+        regret = (env.optimal_value - env.expected_rewards[actions]).sum(axis=0)
+        final = group[group["t"] == 300].sort_values("replicate")["cum_regret"]
+        np.testing.assert_allclose(final.to_numpy(), regret, rtol=1e-9)

@@ -9,7 +9,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from causalbandits.experiments.recorders import Recorder, RoundOracle, default_recorders
+from causalbandits.experiments.recorders import (
+    ActionLog,
+    Elapsed,
+    Recorder,
+    RoundOracle,
+    default_recorders,
+)
 from causalbandits.random import Stream, policy_stream, replicate_seeds
 
 
@@ -112,14 +118,20 @@ def compare(
     """Run every policy on ``env`` with the same noise (common random numbers).
 
     ``policies`` maps labels to constructors taking the environment's ``problem``. Returns
-    the long results table (setting 0), ready for :func:`~causalbandits.experiments.plots`.
+    the long results table (setting 0), ready for :func:`~causalbandits.experiments.plots`,
+    with the wall seconds of each policy's run so far in ``elapsed``; every action played,
+    ``(T, R, ...)`` per label, is in ``table.attrs["actions"]``.
     """
-    frames = []
+    frames, actions = [], {}
     reps = range(replicates)
     for label, make_policy in policies.items():
         env.reset(replicate_seeds(seed, 0, reps, Stream.NOISE))
         policy = make_policy(env.problem)
         policy.reset(replicate_seeds(seed, 0, reps, policy_stream(label)))
-        result = simulate(env, policy, checkpoints)
+        log = ActionLog()
+        result = simulate(env, policy, checkpoints, [*default_recorders(), Elapsed(), log])
         frames.append(results_frame(result, label, reps, setting=0))
-    return pd.concat(frames, ignore_index=True)
+        actions[label] = log.stacked()
+    table = pd.concat(frames, ignore_index=True)
+    table.attrs["actions"] = actions
+    return table
