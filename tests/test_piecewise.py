@@ -192,3 +192,23 @@ def test_other_bad_inputs_raise():
     wrapped.reset(0, 2)
     with pytest.raises(ValueError, match="one action per replicate"):
         wrapped.step(np.zeros(3, dtype=int))
+
+
+def test_a_users_own_change_schedule():
+    dag = CausalDAG.from_edges(3, [(0, 1), (1, 2), (0, 2)])
+    weights = dag.adjacency * 0.5
+    sem = LinearSEM(dag, weights, dag.adjacency * 1.0, GaussianNoise.iid(3, 1.0, 1.0))
+    env = LinearSEMBandit(sem, 100, ActionSet.subsets(3, [1, 2]), reward_node=2)
+    star = sem.intervention_weights.copy()
+    star[0, 2] = -2.0  # the reward's interventional mechanism changes
+    later = LinearSEM(dag, weights, star, sem.noise)
+    piecewise = PiecewiseStationaryBandit(env, [40], models=[later])
+    assert [(c.round, c.node, c.mode) for c in piecewise.changes] == [(40, 2, 1)]
+    np.testing.assert_allclose(
+        piecewise.segment_rewards[1], later.mean_values(env.actions.masks)[:, 2]
+    )
+    with pytest.raises(ValueError, match="2 models for 1 change points"):
+        PiecewiseStationaryBandit(env, [40], models=[later, later])
+    other = LinearSEM(dag, weights, star, GaussianNoise.iid(3, 0.0, 1.0))
+    with pytest.raises(ValueError, match="nodes and noise"):
+        PiecewiseStationaryBandit(env, [40], models=[other])

@@ -23,7 +23,7 @@ from causalbandits.envs.base import SeedLike
 from causalbandits.envs.linear_bandit import LinearSEMBandit, SEMRounds
 from causalbandits.envs.piecewise import ChangeRecord, PiecewiseStationaryBandit
 from causalbandits.graphs.dag import CausalDAG
-from causalbandits.scm.noise import NoiseModel
+from causalbandits.scm.noise import same_noise
 
 System = LinearSEMBandit | PiecewiseStationaryBandit
 
@@ -35,15 +35,6 @@ def _segments(system: System) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if system.deviations.rounds.size:
         raise ValueError("systems with deviation rounds cannot be stacked")
     return np.zeros(0, dtype=int), system.transfer[None], system.expected_rewards[None]
-
-
-def _same_noise(first: NoiseModel, other: NoiseModel) -> bool:
-    if type(first) is not type(other):
-        return False
-    return all(
-        np.array_equal(getattr(first, f.name), getattr(other, f.name))
-        for f in dataclasses.fields(first)
-    )
 
 
 class LinearSEMInstances(SEMRounds):
@@ -67,7 +58,7 @@ class LinearSEMInstances(SEMRounds):
                 ("horizon", system.horizon == first.horizon),
                 ("action set", np.array_equal(system.actions.masks, first.actions.masks)),
                 ("reward node", system.reward_node == first.reward_node),
-                ("noise law", _same_noise(system.noise, first.noise)),
+                ("noise law", same_noise(system.noise, first.noise)),
                 ("optimal tolerance", system.optimal_tolerance == first.optimal_tolerance),
                 ("change points", np.array_equal(points, segments[0][0])),
             ]

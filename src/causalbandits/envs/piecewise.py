@@ -26,6 +26,7 @@ from causalbandits.envs.random_systems import signed_uniform_weights
 from causalbandits.graphs.dag import CausalDAG
 from causalbandits.random import RNGLike, as_generator
 from causalbandits.scm.linear import LinearSEM
+from causalbandits.scm.noise import same_noise
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,17 @@ class ChangeRecord:
 def optimal_arms(expected_rewards: np.ndarray, tolerance: float) -> np.ndarray:
     """Indices of the arms within ``tolerance`` of the best expected reward (A12)."""
     return np.flatnonzero(expected_rewards >= expected_rewards.max() - tolerance)
+
+
+def changed_columns(before: LinearSEM, after: LinearSEM) -> list[tuple[int, int]]:
+    """The ``(node, mode)`` columns of ``B`` (mode 0) or ``B*`` (mode 1) that differ."""
+    pairs = zip(
+        (before.weights, before.intervention_weights),
+        (after.weights, after.intervention_weights),
+        strict=True,
+    )
+    differ = np.stack([np.any(old != new, axis=0) for old, new in pairs], axis=1)  # (N, 2)
+    return [(int(node), int(mode)) for node, mode in zip(*np.nonzero(differ), strict=True)]
 
 
 def change_mechanisms(
@@ -83,14 +95,9 @@ def change_mechanisms(
         overrides = {"weights": new[0], "intervention_weights": new[1]}
         rewards = sem.mean_values(masks, **overrides)[:, reward_node]
         if np.all(rewards[old_optimal] < rewards.max() - optimal_tolerance):
-            changed = [
-                (int(node), mode)
-                for node in range(sem.n_nodes)
-                for mode in (0, 1)
-                if np.any(new[mode][:, node] != old[mode][:, node])
-            ]
             dag = CausalDAG((new[0] != 0) | (new[1] != 0))
-            return LinearSEM(dag, *new, sem.noise), changed
+            changed_sem = LinearSEM(dag, *new, sem.noise)
+            return changed_sem, changed_columns(sem, changed_sem)
     raise RuntimeError(
         f"no change of {n_columns} mechanism(s) made the optimal arms sub-optimal "
         f"in {max_attempts} attempts"
@@ -112,6 +119,10 @@ class PiecewiseStationaryBandit(SEMRounds):
         Randomness of the changes, all drawn at construction.
     optimal_tolerance:
         An arm is optimal if within this much of the best expected reward (A12).
+    models:
+        A user's own schedule instead of A10's random one: the model that starts at each
+        change point (same nodes and noise as ``env.sem``); ``n_columns`` and ``rng`` are
+        then unused and ``changes`` lists the columns that differ from the model before.
     """
 
     def __init__(
@@ -121,6 +132,7 @@ class PiecewiseStationaryBandit(SEMRounds):
         n_columns: int = 2,
         rng: RNGLike = None,
         optimal_tolerance: float = 1e-2,
+        models: Sequence[LinearSEM] | None = None,
     ) -> None:
         points = np.asarray(change_points, dtype=int).reshape(-1)
         if not np.array_equal(points, np.asarray(change_points).reshape(-1)):
@@ -146,13 +158,27 @@ class PiecewiseStationaryBandit(SEMRounds):
         self.change_points = points
         self.optimal_tolerance = float(optimal_tolerance)
 
+        if models is not None and len(models) != points.size:
+            raise ValueError(f"got {len(models)} models for {points.size} change points")
+        if models is not None and any(
+            m.n_nodes != env.sem.n_nodes or not same_noise(m.noise, env.sem.noise) for m in models
+        ):
+            raise ValueError("every model must have the environment's nodes and noise")
         generator = as_generator(rng)
         sems = [env.sem]
         self.changes: list[ChangeRecord] = []
-        for point in points:
-            sem, changed = change_mechanisms(
-                sems[-1], self.actions, self.reward_node, n_columns, generator, optimal_tolerance
-            )
+        for index, point in enumerate(points):
+            if models is None:
+                sem, changed = change_mechanisms(
+                    sems[-1],
+                    self.actions,
+                    self.reward_node,
+                    n_columns,
+                    generator,
+                    optimal_tolerance,
+                )
+            else:
+                sem, changed = models[index], changed_columns(sems[-1], models[index])
             sems.append(sem)
             self.changes.extend(ChangeRecord(int(point), node, mode) for node, mode in changed)
         self.sems = tuple(sems)

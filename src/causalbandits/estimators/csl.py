@@ -102,43 +102,79 @@ def learn_subgraphs(
     """
     if mode not in (0, 1):
         raise ValueError(f"mode must be 0 or 1, got {mode}")
+    (result,) = _prune(data, (mode,), (nodes,), k, weight, as_generator(rng))
+    return result
+
+
+def learn_joint_subgraphs(
+    data: SubgraphData,
+    k: int = 5,
+    weight: float = 1.0,
+    rng: RNGLike = None,
+    nodes: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
+) -> tuple[CSLResult, CSLResult]:
+    """CSL on both modes at once with one causal order (decisions: csl-ucb A8(b)).
+
+    As :func:`learn_subgraphs`, but the highest-scoring edge of either mode is deleted until
+    the union of the two graphs is a DAG: soft interventions change a node's mechanism, not
+    the order of the nodes, so ``B`` and ``B*`` share a topological order, and a mixture
+    ``B_a`` of the two is acyclic for every arm. ``nodes`` lists the learned nodes per mode.
+    """
+    return _prune(data, (0, 1), nodes, k, weight, as_generator(rng))
+
+
+def _prune(
+    data: SubgraphData,
+    modes: tuple[int, ...],
+    nodes: tuple[np.ndarray | None, ...],
+    k: int,
+    weight: float,
+    generator: np.random.Generator,
+) -> tuple[CSLResult, ...]:
+    """Algorithm 1 on the given modes: complete graphs on the learned nodes' columns, then
+    delete the highest-scoring edge (eq. 25) of any mode until the union of the modes'
+    graphs is a DAG, refitting only the edge's target."""
     if not weight >= 0:
         raise ValueError(f"weight must be non-negative, got {weight}")
     n = data.n_nodes
     needed = max(n - 1, k) + 1
     if data.n_max is not None and data.n_max < needed:
         raise ValueError(f"n_max = {data.n_max} is below the {needed} samples CSL needs")
-    learned = np.arange(n) if nodes is None else np.unique(np.asarray(nodes, dtype=np.intp))
-    if learned.size and (learned[0] < 0 or learned[-1] >= n):
-        raise ValueError(f"nodes must lie in 0..{n - 1}, got {nodes}")
-    counts = data.counts[learned, mode]
-    if counts.size and counts.min() < needed:
-        node = int(learned[np.argmin(counts)])
-        raise ValueError(
-            f"CSL needs at least {needed} samples of every learned node in mode {mode}; "
-            f"node {node} has {data.counts[node, mode]}"
-        )
-    generator = as_generator(rng)
-    adjacency = ~np.eye(n, dtype=bool)
-    adjacency[:, np.setdiff1d(np.arange(n), learned)] = False
-    weights = np.zeros((n, n))
-    scores = np.zeros((n, n))  # meaningful on the kept edges only
+    adjacency = np.zeros((len(modes), n, n), dtype=bool)
+    for slot, (mode, chosen) in enumerate(zip(modes, nodes, strict=True)):
+        learned = np.arange(n) if chosen is None else np.unique(np.asarray(chosen, dtype=np.intp))
+        if learned.size and (learned[0] < 0 or learned[-1] >= n):
+            raise ValueError(f"nodes must lie in 0..{n - 1}, got {chosen}")
+        counts = data.counts[learned, mode]
+        if counts.size and counts.min() < needed:
+            node = int(learned[np.argmin(counts)])
+            raise ValueError(
+                f"CSL needs at least {needed} samples of every learned node in mode {mode}; "
+                f"node {node} has {data.counts[node, mode]}"
+            )
+        adjacency[slot][:, learned] = True
+        adjacency[slot][np.arange(n), np.arange(n)] = False
+    weights = np.zeros(adjacency.shape)
+    scores = np.zeros(adjacency.shape)  # meaningful on the kept edges only
 
-    def refresh(node: int) -> None:
-        candidates = np.flatnonzero(adjacency[:, node])
-        weights[:, node] = 0.0
-        weights[candidates, node], scores[candidates, node] = _score_node(
-            data, node, mode, candidates, k, weight, generator
+    def refresh(slot: int, node: int) -> None:
+        candidates = np.flatnonzero(adjacency[slot][:, node])
+        weights[slot][:, node] = 0.0
+        weights[slot][candidates, node], scores[slot][candidates, node] = _score_node(
+            data, node, modes[slot], candidates, k, weight, generator
         )
 
-    for node in learned:
-        refresh(int(node))
-    while not is_acyclic(adjacency):
-        edges = np.flatnonzero(adjacency)  # each pass removes one: at most N(N-1) passes
-        source, target = np.unravel_index(edges[np.argmax(scores.flat[edges])], scores.shape)
-        adjacency[source, target] = False
-        refresh(int(target))
-    return CSLResult(adjacency=adjacency, weights=weights)
+    for slot in range(len(modes)):
+        for node in np.flatnonzero(adjacency[slot].any(axis=0)):
+            refresh(slot, int(node))
+    while not is_acyclic(adjacency.any(axis=0)):
+        edges = np.flatnonzero(adjacency)  # each pass removes one edge of one mode
+        slot, source, target = np.unravel_index(edges[np.argmax(scores.flat[edges])], scores.shape)
+        adjacency[slot, source, target] = False
+        refresh(int(slot), int(target))
+    return tuple(
+        CSLResult(adjacency=adjacency[slot], weights=weights[slot]) for slot in range(len(modes))
+    )
 
 
 def learn_both_modes(

@@ -29,7 +29,7 @@ import numpy as np
 
 from causalbandits.envs.linear_bandit import LinearSEMProblem
 from causalbandits.estimators.change_detection import GaussianGLR, WindowedGLR
-from causalbandits.estimators.csl import learn_subgraphs
+from causalbandits.estimators.csl import learn_joint_subgraphs, learn_subgraphs
 from causalbandits.estimators.reward_bound import reward_bounds, weight_error_spectra
 from causalbandits.estimators.subgraph import SubgraphData
 
@@ -54,6 +54,7 @@ class CSLUCBSettings:
     window: int = 20
     window_threshold: float = 2.0
     warmup: int = 200
+    joint_order: bool = True
 
     def __post_init__(self) -> None:
         for name in ("update_every", "graph_every", "min_samples", "k", "window"):
@@ -69,6 +70,8 @@ class CSLUCBSettings:
 
 #: ``paper``: the paper's schedule (graphs every 20 slots), no cap (decisions: csl-ucb A7).
 #: ``authors-code``: the released code: CSL every 50 rounds, first 100 samples per pair.
+#: Both learn the two modes with one causal order (``joint_order``, decisions: csl-ucb A8);
+#: ``joint_order=False`` prunes each mode on its own, as the paper's Algorithm 1.
 PRESETS = {
     "paper": CSLUCBSettings(),
     "authors-code": CSLUCBSettings(graph_every=50, n_max=100),
@@ -137,10 +140,13 @@ class _Learner:
         else:
             stale = tuple(bool((counts[:, m] != self._graph_counts[:, m]).any()) for m in (0, 1))
         graphs = list(self.graphs) if self.graphs is not None else [None, None]
+        nodes = [np.flatnonzero(self.pairs[:, mode]) for mode in (0, 1)]
+        if s.joint_order and any(stale):  # one order for both modes (A8(b))
+            results = learn_joint_subgraphs(self.data, s.k, s.weight, self.rng, tuple(nodes))
+            graphs = [result.adjacency for result in results]
         for mode in (0, 1):
-            if stale[mode]:
-                nodes = np.flatnonzero(self.pairs[:, mode])
-                result = learn_subgraphs(self.data, mode, s.k, s.weight, self.rng, nodes)
+            if stale[mode] and not s.joint_order:
+                result = learn_subgraphs(self.data, mode, s.k, s.weight, self.rng, nodes[mode])
                 graphs[mode] = result.adjacency
         if any(stale):
             self._bounds = None

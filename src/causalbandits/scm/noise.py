@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -230,3 +231,13 @@ class MixtureNoise:
 
 
 NoiseModel = UniformNoise | GaussianNoise | MixtureNoise
+
+
+def same_noise(first: object, other: object) -> bool:
+    """Whether two noise laws are the same: same type and equal parameters."""
+    if type(first) is not type(other):
+        return False
+    return all(
+        np.array_equal(getattr(first, f.name), getattr(other, f.name))
+        for f in dataclasses.fields(first)
+    )
