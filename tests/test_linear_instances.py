@@ -73,7 +73,7 @@ def test_the_learner_is_told_the_union_graph_and_each_replicates_own():
     assert problem.x_norm_bound == max(bounds)
 
 
-@pytest.mark.parametrize("options", [{}, {"variance": 0.3}])
+@pytest.mark.parametrize("options", [{}, {"variance": 0.3}, {"mode_parents": True}])
 def test_linsem_ts_on_a_stack_plays_as_on_each_system_alone(options):
     env = stack(change_points=[60])
     env.reset(seeds(Stream.NOISE))
@@ -110,7 +110,7 @@ def test_parent_masks_and_embeddings_of_a_sub_graph():
     problem = stack().problem
     plan = PropagationPlan.build(problem.dag, problem.actions.masks)
     for graph in problem.replicate_dags:
-        mask = plan.parent_mask(graph)
+        mask = plan.parent_mask(graph.adjacency)
         for k, node in enumerate(plan.nodes):
             chosen = set(plan.parent_index[k][mask[k]].tolist())
             assert chosen == set(graph.parents(node).tolist())
@@ -170,3 +170,33 @@ def test_results_do_not_depend_on_how_many_systems_a_task_holds(tmp_path: Path) 
     one, three = (run_experiment(spec(c), tmp_path / str(c), progress=False) for c in (1, 3))
     pd.testing.assert_frame_equal(one, three)
     assert {"detection_changes", "detection_hits"} <= set(one.columns)
+
+
+def test_mode_parents_regress_each_mode_on_its_own_parents_by_closed_form_ridge():
+    env = alone(0)
+    env.reset(seeds(Stream.NOISE)[:1])
+    policy = LinSEMTS(env.problem, mode_parents=True)
+    policy.reset(seeds(5)[:1])
+    samples, played = [], []
+    for _ in range(HORIZON):
+        arm = policy.select()
+        x = env.step(arm)
+        policy.update(arm, x)
+        samples.append(x[0])
+        played.append(env.actions.masks[arm[0]])
+    samples, played = np.array(samples), np.array(played)
+    parents_of = env.problem.mode_parents[0]  # a stack of one system
+    plan, theta = policy.plan, policy.ridge.theta[0]
+    for k, node in enumerate(plan.nodes):
+        for mode in (0, 1):
+            rows = played[:, node] == mode
+            parents = np.flatnonzero(parents_of[mode][:, node])
+            x = samples[rows][:, parents]
+            y = samples[rows, node] - env.problem.noise_mean[node]
+            expected = np.linalg.solve(np.eye(parents.size) + x.T @ x, x.T @ y)
+            slots = [np.flatnonzero(plan.parent_index[k] == p)[0] for p in parents]
+            np.testing.assert_allclose(theta[k, mode, slots], expected, rtol=1e-8, atol=1e-10)
+            others = np.setdiff1d(np.arange(plan.width), slots)
+            assert np.all(theta[k, mode, others] == 0)
+    with pytest.raises(ValueError, match="does not tell each mode's parents"):
+        LinSEMTS(dataclasses.replace(env.problem, mode_parents=None), mode_parents=True)

@@ -38,6 +38,9 @@ class LinearSEMProblem:
     horizon: int
     deviation_budget: float = 0.0
     replicate_dags: tuple[CausalDAG, ...] | None = None
+    #: The supports of ``B`` and ``B*`` (edge ``i -> j`` in mode ``m`` at ``[..., m, i, j]``),
+    #: ``(2, N, N)``, or ``(R, 2, N, N)`` with ``replicate_dags``: each mode's own parents.
+    mode_parents: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.replicate_dags is not None and any(
@@ -169,6 +172,7 @@ class LinearSEMBandit(SEMRounds):
             x_norm_bound=sem.x_norm_bound(masks, 1 / (2 * sem.n_nodes * self.horizon)),
             horizon=self.horizon,
             deviation_budget=self.deviation_budget,
+            mode_parents=np.stack([sem.weights != 0, sem.intervention_weights != 0]),
         )
 
     def round_transfer(self) -> np.ndarray:

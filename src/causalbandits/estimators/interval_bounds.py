@@ -116,7 +116,7 @@ def propagate_bounds(
     for level in plan.levels:
         lo, hi = lower[:, level.class_parents], upper[:, level.class_parents]  # (R, C, w)
         if parent_mask is not None:
-            mask = parent_mask[:, level.class_node]
+            mask = parent_mask[:, level.class_node, level.class_mode]
             lo, hi = lo * mask, hi * mask
         theta_k = theta[:, level.class_node, level.class_mode]  # (R, C, w)
         inv_k = ellipsoid_inv[:, level.class_node, level.class_mode]  # (R, C, w, w)

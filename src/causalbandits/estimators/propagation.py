@@ -149,12 +149,14 @@ class PropagationPlan:
             )
         return tuple(levels)
 
-    def parent_mask(self, dag: CausalDAG) -> np.ndarray:
-        """``(n, width)``: whether each padded parent slot is a parent in ``dag``, a sub-graph
-        of the plan's graph (a replicate's own graph when the plan's is a union)."""
-        n_nodes = dag.n_nodes
+    def parent_mask(self, adjacency: np.ndarray) -> np.ndarray:
+        """``(..., n, width)``: whether each padded parent slot is a parent in the graphs
+        ``adjacency`` ``(..., N, N)``, sub-graphs of the plan's graph (a replicate's own
+        graph when the plan's is a union, or the graph of one mode)."""
+        adjacency = np.asarray(adjacency, dtype=bool)
+        n_nodes = adjacency.shape[-1]
         parents = np.minimum(self.parent_index, n_nodes - 1)
-        return dag.adjacency[parents, self.nodes[:, None]] & (self.parent_index < n_nodes)
+        return adjacency[..., parents, self.nodes[:, None]] & (self.parent_index < n_nodes)
 
     def embedding(self, dag: CausalDAG) -> tuple[tuple[int, int], np.ndarray, np.ndarray]:
         """Where the coordinates of ``dag``'s own plan sit in this plan (``dag`` a sub-graph
@@ -216,8 +218,9 @@ def propagate_means(
     ellipsoid_inv: ``M^{-1}`` of each ellipsoid, ``(R, n, 2, width, width)``.
     beta: the confidence radius, or one per replicate ``(R,)``.
     ball: also cap each support value by ``||u||`` (the unit-ball constraint of eq. 14-15).
-    parent_mask: ``(R, n, width)``, for replicates with their own graphs inside the plan's
-        (:meth:`PropagationPlan.parent_mask`): parent slots outside a replicate's graph read 0.
+    parent_mask: ``(R, n, 2, width)``, per replicate, node and mode, the parent slots in use
+        (:meth:`PropagationPlan.parent_mask`; replicates with their own graphs inside the
+        plan's, or each mode's own parents): the other parent slots read 0.
 
     Returns
     -------
@@ -235,7 +238,7 @@ def propagate_means(
         modes = plan.class_modes[k]
         u = values[:, plan.class_parents[k]]  # (R, classes, width)
         if parent_mask is not None:
-            u = u * parent_mask[:, k, None, :]
+            u = u * parent_mask[:, k][:, modes]
         start, split = plan.offsets[k], plan.observational_classes[k]
         value = values[:, start : start + modes.size]
         for mode, classes in ((0, slice(0, split)), (1, slice(split, None))):

@@ -40,7 +40,7 @@ class _LinearSEMLearner:
     #: Maps the weighted exploration bonus to sample weights; ``None``: unit weights.
     weight_rule = None
 
-    def __init__(self, problem: LinearSEMProblem) -> None:
+    def __init__(self, problem: LinearSEMProblem, mode_parents: bool = False) -> None:
         self.problem = problem
         self.masks = problem.actions.masks
         self.plan = PropagationPlan.build(problem.dag, self.masks, problem.reward_node)
@@ -49,17 +49,25 @@ class _LinearSEMLearner:
         self.reward_node = problem.reward_node
         self.horizon = problem.horizon
         graphs = problem.replicate_dags
-        #: ``(R, n, width)`` parent slots of each replicate's own graph; ``None``: one graph.
+        #: ``(R or 1, n, 2, width)``: the parent slots each replicate, node and mode uses
+        #: (its own graph's, or with ``mode_parents`` each mode's); ``None``: all of them.
         self.parent_mask = None
         self.d: int | np.ndarray = problem.dag.max_in_degree
         if graphs is not None:
-            self.parent_mask = np.stack([self.plan.parent_mask(g) for g in graphs])
+            union = np.stack([self.plan.parent_mask(g.adjacency) for g in graphs])
+            self.parent_mask = np.repeat(union[:, :, None, :], 2, axis=2)
             self.d = np.maximum([g.max_in_degree for g in graphs], 1)
+        if mode_parents:
+            if problem.mode_parents is None:
+                raise ValueError("the problem does not tell each mode's parents")
+            per_mode = self.plan.parent_mask(problem.mode_parents)  # (..., 2, n, width)
+            self.parent_mask = np.swapaxes(per_mode.reshape(-1, *per_mode.shape[-3:]), 1, 2)
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         replicates, n = len(seeds), self.plan.nodes.size
-        if self.parent_mask is not None and replicates != len(self.parent_mask):
-            raise ValueError(f"got {len(seeds)} seeds for {len(self.parent_mask)} systems")
+        graphs = self.problem.replicate_dags
+        if graphs is not None and replicates != len(graphs):
+            raise ValueError(f"got {len(seeds)} seeds for {len(graphs)} systems")
         self.ridge = WeightedRidge(
             (replicates, n, 2), self.plan.width, unit_weights=self.weight_rule is None
         )
@@ -73,8 +81,10 @@ class _LinearSEMLearner:
         """Add ``X_pa(i)``, ``X_i - nu_i`` of every non-root node to its played mode (eq. 7-12)."""
         slots = (self._slot_base + self.node_modes[actions]).ravel()
         x = self.plan.parent_values(feedback)
-        if self.parent_mask is not None:
-            x = x * self.parent_mask
+        if self.parent_mask is not None:  # only the played mode's parents are features
+            modes = self.node_modes[actions]  # (R, n)
+            mask = np.broadcast_to(self.parent_mask, (len(actions), *self.parent_mask.shape[1:]))
+            x = x * np.take_along_axis(mask, modes[:, :, None, None], axis=2)[:, :, 0]
         x = x.reshape(slots.size, -1)
         y = (feedback[:, self.plan.nodes] - self.noise_mean[self.plan.nodes]).ravel()
         self.ridge.update(slots, x, y, self.weight_rule)
@@ -94,6 +104,8 @@ class LinSEMUCB(_LinearSEMLearner):
         every column's sign is certain (:func:`~causalbandits.estimators.interval_bounds.
         propagate_bounds`); or ``"bca"``: block-coordinate ascent started from greedy
         (``sweeps`` passes; slower, can only raise the value of eq. 18, not an upper bound).
+    mode_parents: regress each mode of a node on that mode's own parents
+        (``problem.mode_parents``) instead of the parents in either mode.
     """
 
     SOLVERS = ("greedy", "interval", "bca")
@@ -106,8 +118,9 @@ class LinSEMUCB(_LinearSEMLearner):
         ball: bool = False,
         solver: str = "greedy",
         sweeps: int = 2,
+        mode_parents: bool = False,
     ) -> None:
-        super().__init__(problem)
+        super().__init__(problem, mode_parents)
         if solver not in self.SOLVERS:
             raise ValueError(f"unknown solver {solver!r}; choose from {self.SOLVERS}")
         if solver == "bca" and ball:
@@ -136,7 +149,9 @@ class LinSEMUCB(_LinearSEMLearner):
         theta, ellipsoid_inv = self.ridge.theta, self.ridge.ellipsoid_inv
         if self.solver == "bca":
             if self.parent_mask is not None:
-                raise ValueError("the bca solver needs one graph shared by all replicates")
+                raise ValueError(
+                    "the bca solver needs one graph shared by all replicates and modes"
+                )
             return block_coordinate_ascent(
                 self.plan,
                 self.masks,
@@ -186,11 +201,15 @@ class RobustLCB(LinSEMUCB):
 class LinSEMTS(_LinearSEMLearner):
     """LinSEM-TS (Varici et al. 2023): posterior sampling of every column, greedy action.
 
-    ``variance`` scales the posterior covariance ``V^{-1}`` (1 in the authors' code).
+    ``variance`` scales the posterior covariance ``V^{-1}`` (1 in the authors' code);
+    ``mode_parents`` regresses each mode on its own parents, as LinSEM-TS in the CSL-UCB
+    authors' code, which is told the parents of every (node, mode).
     """
 
-    def __init__(self, problem: LinearSEMProblem, variance: float = 1.0) -> None:
-        super().__init__(problem)
+    def __init__(
+        self, problem: LinearSEMProblem, variance: float = 1.0, mode_parents: bool = False
+    ) -> None:
+        super().__init__(problem, mode_parents)
         if not variance > 0 or not np.isfinite(variance):
             raise ValueError(f"variance must be finite and positive, got {variance}")
         self.variance = variance
@@ -215,7 +234,7 @@ class LinSEMTS(_LinearSEMLearner):
         """This round's ``(R, n, 2, width)`` standard normals of the posterior draw."""
         replicates = self.ridge.theta.shape[0]
         z = np.zeros((replicates, self.plan.nodes.size, 2, self.plan.width))
-        if len(self._normals) == 1 and self.parent_mask is None:
+        if self.problem.replicate_dags is None:
             stream, own, here = self._normals[0]
             z[:, here[0], :, here[1]] = stream.next()[:, own[0], :, own[1]]
             return z
