@@ -34,7 +34,7 @@ PEERS_MS = {"CSL-UCB": 34.0, "LinSEM-TS": 17.0}
 TARGETS_MS = {"CSL-UCB": 2.0, "LinSEM-TS": 0.5}
 POLICY_SPECS = {
     "CSL-UCB": ("csl-ucb", {"preset": "authors-code"}),
-    "LinSEM-TS": ("linsem-ts", {}),
+    "LinSEM-TS": ("linsem-ts", {"mode_parents": True}),
     "GOLEM-MAB": ("golem-mab", {}),
     "UCB": ("ucb", {"exploration": 1.0}),
     "random": ("random", {}),
