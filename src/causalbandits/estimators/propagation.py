@@ -159,9 +159,10 @@ class PropagationPlan:
         return adjacency[..., parents, self.nodes[:, None]] & (self.parent_index < n_nodes)
 
     def embedding(self, dag: CausalDAG) -> tuple[tuple[int, int], np.ndarray, np.ndarray]:
-        """Where the coordinates of ``dag``'s own plan sit in this plan (``dag`` a sub-graph
-        of the plan's graph): the own ``(n, width)`` shape, and the ``(node, parent)``
-        positions of each real coordinate in the own layout and in this one, ``(2, m)`` each."""
+        """Where the coordinates of ``dag``'s own full plan (every non-root node) sit in this
+        plan (``dag`` a sub-graph of the plan's graph): the own ``(n, width)`` shape, and the
+        ``(node, parent)`` positions in the own layout and in this one, ``(2, m)`` each, of
+        the real coordinates of the nodes this plan holds."""
         own, here = [], []
         nodes = _non_root_nodes(dag)
         planned = set(self.nodes.tolist())
