@@ -26,30 +26,18 @@ def chain() -> nx.DiGraph:
 
 NOISE_MEAN = {"smoking": 1.0, "tar": 0.5, "cancer": -1.0, "cough": 0.0}
 NOISE_VARIANCE = {"smoking": 4.0, "tar": 1.0, "cancer": 0.25, "cough": 1.0}
+OPTIONS = dict(reward="cancer", intervenable=["tar"], horizon=10, noise_mean=NOISE_MEAN)
 
 
 def test_a_weighted_digraph_becomes_a_soft_intervention_bandit():
-    env = network_bandit(
-        chain(),
-        reward="cancer",
-        intervenable=["tar"],
-        horizon=10,
-        noise_mean=NOISE_MEAN,
-        noise_variance=NOISE_VARIANCE,
-    )
+    env = network_bandit(chain(), **OPTIONS, noise_variance=NOISE_VARIANCE)
     assert env.problem.dag.names == ["smoking", "tar", "cancer", "cough"]
     assert env.actions.labels == ["{}", "{tar}"]
     # E[cancer] = -1 + 2 E[tar], E[tar] = 0.5 + w * 1 with w = 0.5 (observed), -1 (intervened)
     np.testing.assert_allclose(env.expected_rewards, [-1 + 2 * 1.0, -1 + 2 * -0.5])
     np.testing.assert_allclose(env.sem.noise.scale, [2.0, 1.0, 0.5, 1.0])  # sqrt(variance)
-    std = network_bandit(
-        chain(),
-        reward="cancer",
-        intervenable=["tar"],
-        horizon=10,
-        noise_mean=NOISE_MEAN,
-        noise_std={v: np.sqrt(x) for v, x in NOISE_VARIANCE.items()},
-    )
+    std = {v: np.sqrt(x) for v, x in NOISE_VARIANCE.items()}
+    std = network_bandit(chain(), **OPTIONS, noise_std=std)
     np.testing.assert_allclose(std.sem.noise.scale, env.sem.noise.scale)
 
 
@@ -67,13 +55,7 @@ def test_a_weighted_digraph_becomes_a_soft_intervention_bandit():
     ],
 )
 def test_bad_networks_are_refused_with_a_reason(change, message):
-    options = dict(
-        reward="cancer",
-        intervenable=["tar"],
-        horizon=10,
-        noise_mean=NOISE_MEAN,
-        noise_variance=NOISE_VARIANCE,
-    )
+    options = {**OPTIONS, "noise_variance": NOISE_VARIANCE}
     with pytest.raises(ValueError, match=message):
         network_bandit(chain(), **{**options, **change})
     cyclic = chain()
