@@ -2,6 +2,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from causalbandits.envs.mixed_sign import mixed_sign_bandit
 from causalbandits.envs.random_systems import random_csl_bandit
 from causalbandits.estimators.csl import (
     is_acyclic,
@@ -289,3 +290,17 @@ def test_joint_csl_keeps_one_order_for_both_modes_where_separate_pruning_does_no
             missed = true[mode] & ~joint[mode].adjacency
             assert missed.sum() <= 0.2 * true[mode].sum() + 1
     assert crossed > 0  # the separate graphs do cross on some systems
+
+
+def test_deleting_only_cycle_edges_keeps_the_true_edges_that_the_global_rule_prunes():
+    sem = mixed_sign_bandit(10, 1, n_nodes=20).sem
+    x = sem.sample(np.zeros((600, 20), dtype=bool), np.random.default_rng(0))
+    data = SubgraphData(20, sem.noise.mean)
+    data.extend(x, np.zeros(x.shape, dtype=bool))
+    true = sem.weights != 0
+    kept = {}
+    for flag in (False, True):
+        result = learn_subgraphs(data, 0, rng=0, cycle_edges_only=flag)
+        assert is_acyclic(result.adjacency)
+        kept[flag] = int((true & result.adjacency).sum())
+    assert kept[True] >= 0.7 * true.sum() and kept[True] >= 2 * kept[False]

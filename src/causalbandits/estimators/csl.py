@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse.csgraph import connected_components
 
 from causalbandits.estimators.mutual_information import ksg_mutual_information_columns
 from causalbandits.estimators.subgraph import SubgraphData
@@ -86,6 +87,7 @@ def learn_subgraphs(
     weight: float = 1.0,
     rng: RNGLike = None,
     nodes: np.ndarray | None = None,
+    cycle_edges_only: bool = False,
 ) -> CSLResult:
     """CSL (Algorithm 1) on the samples of every node in ``mode`` (0 -> B_hat, 1 -> B_hat*).
 
@@ -99,10 +101,14 @@ def learn_subgraphs(
     rng: source of the KSG tie-breaking jitter.
     nodes: the nodes whose column is learned (default: all); the others keep an empty
         column, as the interventional mechanism of a node that no arm intervenes on.
+    cycle_edges_only: delete the highest-scoring edge among those on a directed cycle
+        only (same strongly connected component), not among all edges as printed: an edge
+        on no cycle cannot make the graph acyclic, and deleting such edges prunes large
+        graphs far past their first DAG (at N = 50, 21 edges kept of 78 true).
     """
     if mode not in (0, 1):
         raise ValueError(f"mode must be 0 or 1, got {mode}")
-    (result,) = _prune(data, (mode,), (nodes,), k, weight, as_generator(rng))
+    (result,) = _prune(data, (mode,), (nodes,), k, weight, as_generator(rng), cycle_edges_only)
     return result
 
 
@@ -112,15 +118,17 @@ def learn_joint_subgraphs(
     weight: float = 1.0,
     rng: RNGLike = None,
     nodes: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
+    cycle_edges_only: bool = False,
 ) -> tuple[CSLResult, CSLResult]:
     """CSL on both modes at once with one causal order (decisions: csl-ucb A8(b)).
 
     As :func:`learn_subgraphs`, but the highest-scoring edge of either mode is deleted until
     the union of the two graphs is a DAG: soft interventions change a node's mechanism, not
     the order of the nodes, so ``B`` and ``B*`` share a topological order, and a mixture
-    ``B_a`` of the two is acyclic for every arm. ``nodes`` lists the learned nodes per mode.
+    ``B_a`` of the two is acyclic for every arm. ``nodes`` lists the learned nodes per mode;
+    ``cycle_edges_only`` as in :func:`learn_subgraphs`.
     """
-    return _prune(data, (0, 1), nodes, k, weight, as_generator(rng))
+    return _prune(data, (0, 1), nodes, k, weight, as_generator(rng), cycle_edges_only)
 
 
 def _prune(
@@ -130,6 +138,7 @@ def _prune(
     k: int,
     weight: float,
     generator: np.random.Generator,
+    cycle_edges_only: bool = False,
 ) -> tuple[CSLResult, ...]:
     """Algorithm 1 on the given modes: complete graphs on the learned nodes' columns, then
     delete the highest-scoring edge (eq. 25) of any mode until the union of the modes'
@@ -167,8 +176,12 @@ def _prune(
     for slot in range(len(modes)):
         for node in np.flatnonzero(adjacency[slot].any(axis=0)):
             refresh(slot, int(node))
-    while not is_acyclic(adjacency.any(axis=0)):
-        edges = np.flatnonzero(adjacency)  # each pass removes one edge of one mode
+    while not is_acyclic(union := adjacency.any(axis=0)):
+        candidates = adjacency
+        if cycle_edges_only:
+            _, component = connected_components(union, directed=True, connection="strong")
+            candidates = adjacency & (component[:, None] == component[None, :])
+        edges = np.flatnonzero(candidates)  # each pass removes one edge of one mode
         slot, source, target = np.unravel_index(edges[np.argmax(scores.flat[edges])], scores.shape)
         adjacency[slot, source, target] = False
         refresh(int(slot), int(target))

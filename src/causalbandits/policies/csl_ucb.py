@@ -55,6 +55,7 @@ class CSLUCBSettings:
     window_threshold: float = 2.0
     warmup: int = 200
     joint_order: bool = True
+    cycle_edges_only: bool = False
 
     def __post_init__(self) -> None:
         for name in ("update_every", "graph_every", "min_samples", "k", "window"):
@@ -142,11 +143,15 @@ class _Learner:
         graphs = list(self.graphs) if self.graphs is not None else [None, None]
         nodes = [np.flatnonzero(self.pairs[:, mode]) for mode in (0, 1)]
         if s.joint_order and any(stale):  # one order for both modes (A8(b))
-            results = learn_joint_subgraphs(self.data, s.k, s.weight, self.rng, tuple(nodes))
+            results = learn_joint_subgraphs(
+                self.data, s.k, s.weight, self.rng, tuple(nodes), s.cycle_edges_only
+            )
             graphs = [result.adjacency for result in results]
         for mode in (0, 1):
             if stale[mode] and not s.joint_order:
-                result = learn_subgraphs(self.data, mode, s.k, s.weight, self.rng, nodes[mode])
+                result = learn_subgraphs(
+                    self.data, mode, s.k, s.weight, self.rng, nodes[mode], s.cycle_edges_only
+                )
                 graphs[mode] = result.adjacency
         if any(stale):
             self._bounds = None
