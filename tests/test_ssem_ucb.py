@@ -173,14 +173,21 @@ def test_initial_blocks_cover_every_arm() -> None:
     assert blocks[0, :6].all() and blocks[1, 6:].all()
 
 
-def test_scores_argmax_matches_a_brute_force_over_super_arms() -> None:
+def quadratic_policy_after(rounds: int) -> tuple[SeparableSemiBandit, SSEMUCBJO]:
+    """SSEM-UCB-JO (q = 2, quadratic dictionary) after ``rounds`` rounds on the small
+    environment."""
     env = small_environment()
     env.reset(0)
     policy = SSEMUCBJO(env.problem, degree=2, dictionary=QUADRATIC.names)
     policy.reset(replicate_seeds(0, 0, [0], 1))
-    for _ in range(30):
+    for _ in range(rounds):
         actions = policy.select()
         policy.update(actions, env.step(actions))
+    return env, policy
+
+
+def test_scores_argmax_matches_a_brute_force_over_super_arms() -> None:
+    env, policy = quadratic_policy_after(30)
     policy.t += 1
     scores = policy.scores()[0]
     low, high = moment_box(
@@ -281,13 +288,7 @@ def test_super_arms_with_divergent_jets_are_not_played() -> None:
 
 
 def test_a_diverging_fit_is_counted_and_its_super_arms_skipped() -> None:
-    env = small_environment()
-    env.reset(0)
-    policy = SSEMUCBJO(env.problem, degree=2, dictionary=QUADRATIC.names)
-    policy.reset(replicate_seeds(0, 0, [0], 1))
-    for _ in range(10):
-        actions = policy.select()
-        policy.update(actions, env.step(actions))
+    env, policy = quadratic_policy_after(10)
     policy.graph.coefficients[:] = 0.0
     # y3 += 1e200 y4^2 and y0 += 1e200 y3^2: y0 overflows whenever arm 4 is played
     policy.graph.coefficients[0, 3, 2 * 4 + 1] = 1e200

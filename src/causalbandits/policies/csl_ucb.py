@@ -147,8 +147,8 @@ class _Learner:
                 self.data, s.k, s.weight, self.rng, tuple(nodes), s.cycle_edges_only
             )
             graphs = [result.adjacency for result in results]
-        for mode in (0, 1):
-            if stale[mode] and not s.joint_order:
+        elif not s.joint_order:
+            for mode in np.flatnonzero(stale):
                 result = learn_subgraphs(
                     self.data, mode, s.k, s.weight, self.rng, nodes[mode], s.cycle_edges_only
                 )

@@ -31,6 +31,7 @@ from threadpoolctl import threadpool_limits
 from causalbandits.envs.separable_instances import TrialDesign, trial_environment
 from causalbandits.envs.separable_semibandit import SeparableSemiBandit
 from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.metrics import METRICS
 from causalbandits.experiments.recorders import CurrentAction, Elapsed, default_recorders
 from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.papers.ssem_ucb.paper import (
@@ -70,14 +71,6 @@ KEY_COLUMNS = (
     "bonus_scale",
     "replicate",
     "t",
-)
-VALUE_COLUMNS = (
-    "cum_regret",
-    "avg_regret",
-    "optimal_share",
-    "regret_now",
-    "optimal_now",
-    "elapsed",
 )
 
 
@@ -253,7 +246,7 @@ class SyntheticTrial(TaskGrid):
             bonus_scale=scales["bonus_scale"] if scaled else np.nan,
         )
         frame["avg_regret"] = frame["cum_regret"] / frame["t"]
-        return frame[[*KEY_COLUMNS, *VALUE_COLUMNS]]
+        return frame[[*KEY_COLUMNS, *(name for name in METRICS if name in frame)]]
 
     # ---------------------------------------------------------------- outputs
 
