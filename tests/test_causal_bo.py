@@ -162,6 +162,7 @@ def test_optimisation_trace_records_the_oracle_and_the_observations() -> None:
     np.testing.assert_allclose(result["best_expected"][:, 0], np.maximum.accumulate(expected))
     np.testing.assert_allclose(result["observed"][:, 0], policy.values[:, -1])
     np.testing.assert_allclose(result["a1"][:, 0], policy.actions[:, 1])
+    np.testing.assert_allclose(result["x0"][:, 0], policy.values[:, 0])
     np.testing.assert_allclose(result["cum_regret"][:, 0], np.cumsum(env.optimum - expected))
     assert np.all(result["seconds"] >= 0)
 

@@ -21,6 +21,7 @@ from causalbandits.envs.deviations import (
     node_deviation_totals,
     swapped_mechanisms,
 )
+from causalbandits.envs.epidemic import epidemic_calibration
 from causalbandits.envs.linear_bandit import LinearSEMBandit, LinearSEMProblem
 from causalbandits.envs.piecewise import ChangeRecord, PiecewiseStationaryBandit, change_mechanisms
 from causalbandits.envs.random_systems import random_csl_bandit, random_soft_intervention_sem
@@ -66,6 +67,7 @@ __all__ = [
     "check_budget",
     "deviation_budget",
     "dropwave",
+    "epidemic_calibration",
     "ndc_synthetic_env",
     "synthetic_instances",
     "negated_interventions",

@@ -235,12 +235,15 @@ class OptimisationTrace(Recorder):
     """Per round of a continuous-action run (causal BO): ``expected_reward`` ``E[y | a_t]``
     (the environment's oracle), ``best_expected`` (its best so far), ``observed`` (the noisy
     objective the policy saw, read from its ``observed_objective``), ``seconds`` (the wall
-    time of the policy's choice and update) and the action's coordinates ``a0, a1, ...``."""
+    time of the policy's choice and update), the action's coordinates ``a0, a1, ...`` and
+    the observed node values ``x0, x1, ...`` (read from the policy's ``values``)."""
 
     columns = ("expected_reward", "best_expected", "observed", "seconds")
 
     def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
-        self.columns = (*type(self).columns, *(f"a{j}" for j in range(env.problem.n_actions)))
+        self._actions = tuple(f"a{j}" for j in range(env.problem.n_actions))
+        nodes = tuple(f"x{i}" for i in range(env.problem.n_nodes))
+        self.columns = (*type(self).columns, *self._actions, *nodes)
         super().start(env, policy, rounds, replicates)
         self._best = np.full(replicates, -np.inf)
         self._round = np.zeros((len(self.columns), replicates))
@@ -252,11 +255,12 @@ class OptimisationTrace(Recorder):
         self._best = np.maximum(self._best, expected)
         self._round[0], self._round[1] = expected, self._best
         self._round[3] = chosen - self._clock
-        self._round[4:] = np.asarray(actions, dtype=float).T
+        self._round[4 : 4 + len(self._actions)] = np.asarray(actions, dtype=float).T
         self._clock = time.perf_counter()
 
     def after_update(self, t: int, actions: np.ndarray) -> None:
         self._round[2] = self.policy.observed_objective[-1]
+        self._round[4 + len(self._actions) :, 0] = self.policy.values[-1]
         self._round[3] += time.perf_counter() - self._clock
         self._clock = time.perf_counter()
 

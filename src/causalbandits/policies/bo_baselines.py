@@ -17,7 +17,7 @@ from botorch.models import ModelListGP
 from botorch.sampling import SobolQMCNormalSampler
 
 from causalbandits.envs.causal_bo import CausalBOProblem
-from causalbandits.estimators.gp import node_gp
+from causalbandits.estimators.gp import DTYPE, node_gp
 from causalbandits.estimators.gp_network import (
     CachedPosterior,
     GPNetwork,
@@ -33,6 +33,22 @@ BASELINE_NOISE = 1e-6
 #: Monte Carlo samples of EICF's and MCBO's acquisitions (128 Sobol QMC samples, the MCBO
 #: package's).
 MC_SAMPLES = 128
+
+
+def known_noise_network(policy: SequentialOptimizer) -> GPNetwork:
+    """MCBO's node models on ``policy``'s data (decisions: excbo 10): one GP per node on
+    ``[a_i, minmax(z_i)]`` with the problem's known noise variance ``sigma^2`` fixed (floored
+    at :data:`BASELINE_NOISE`), as cached posteriors in a :class:`GPNetwork`. Shared by MCBO
+    and its noisy variant NMCBO (:mod:`~causalbandits.policies.nmcbo`)."""
+    actions, values = policy.tensors()
+    inputs, scalers = training_inputs(policy.specs, actions, values)
+    variance = max(float(policy.problem.noise_std) ** 2, BASELINE_NOISE)
+    models = tuple(
+        node_gp(inputs[i], values[:, i], noise_variance=variance) for i in range(policy.n_nodes)
+    )
+    return GPNetwork(
+        policy.specs, tuple(map(CachedPosterior.from_model, models)), tuple(scalers), policy.order
+    )
 
 
 class GPUCB(SequentialOptimizer):
@@ -120,18 +136,10 @@ class MCBO(SequentialOptimizer):
         super().__init__(problem, n_init, optimiser)
 
     def propose(self, seed: int) -> np.ndarray:
-        actions, values = self.tensors()
-        inputs, scalers = training_inputs(self.specs, actions, values)
-        variance = max(float(self.problem.noise_std) ** 2, BASELINE_NOISE)
-        models = tuple(
-            node_gp(inputs[i], values[:, i], noise_variance=variance) for i in range(self.n_nodes)
-        )
-        network = GPNetwork(
-            self.specs, tuple(map(CachedPosterior.from_model, models)), tuple(scalers), self.order
-        )
+        network = known_noise_network(self)
         generator = torch.Generator().manual_seed(seed)
         noise = float(self.problem.noise_std) * torch.randn(
-            self.samples, self.n_nodes, generator=generator, dtype=actions.dtype
+            self.samples, self.n_nodes, generator=generator, dtype=DTYPE
         )
         acquisition = NetworkAcquisition(
             network, self.problem.objective, self.problem.n_actions, self.beta, noise=noise

@@ -28,6 +28,7 @@ from causalbandits.envs.bo_problems import (
     dropwave,
     rosenbrock,
 )
+from causalbandits.envs.epidemic import epidemic_calibration
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.plots import plot_regret_curves
 from causalbandits.experiments.recorders import CumulativeRegret, OptimisationTrace
@@ -41,21 +42,25 @@ from causalbandits.experiments.report import (
     pm,
 )
 from causalbandits.experiments.simulate import results_frame, simulate
+from causalbandits.papers.excbo.surrogate import plot_surrogate, surrogate_claims
 from causalbandits.policies.bo_baselines import EICF, GPUCB, MCBO
 from causalbandits.policies.causal_bo import SequentialOptimizer, default_initial_design
 from causalbandits.policies.excbo import EXCBO
+from causalbandits.policies.nmcbo import NMCBO
 from causalbandits.random import Stream
 
 PROBLEMS: dict[str, Callable[..., Any]] = {
     "dropwave": dropwave,
     "alpine2": alpine2,
     "rosenbrock": rosenbrock,
+    "epidemic": epidemic_calibration,
 }
 METHODS: dict[str, type[SequentialOptimizer]] = {
     "EXCBO": EXCBO,
     "UCB": GPUCB,
     "EICF": EICF,
     "MCBO": MCBO,
+    "NMCBO": NMCBO,
 }
 #: The per-round metrics of a run (``CumulativeRegret`` and ``OptimisationTrace``).
 TRACE_COLUMNS = ("cum_regret", "expected_reward", "best_expected", "observed", "seconds")
@@ -112,8 +117,10 @@ class BOComparison(TaskGrid):
         return axes
 
     def task_cost(self, point: Mapping[str, Any]) -> float:
-        """MCBO and EXCBO optimise over (a, eta) and fit more GPs: start them first."""
-        return {"MCBO": 3.0, "EXCBO": 2.0, "EICF": 1.0}.get(point["method"], 0.0)
+        """NMCBO trains networks, MCBO and EXCBO optimise over (a, eta) and fit more GPs:
+        start them first."""
+        costs = {"NMCBO": 4.0, "MCBO": 3.0, "EXCBO": 2.0, "EICF": 1.0}
+        return costs.get(point["method"], 0.0)
 
     def environment(self, sigma: float) -> Any:
         """The problem at noise level ``sigma`` with a horizon of design plus rounds."""
@@ -147,10 +154,13 @@ class BOComparison(TaskGrid):
         bo = df.loc[df["round"] >= 0, columns].rename(columns={"round": "t"})
         title = f"EXCBO paper: {self.problem} ({self.replicates} seeds)"
         out = Path(out_dir)
-        return [
+        paths = [
             plot_regret_curves(bo, out / "expected_reward.png", "expected_reward", title),
             plot_regret_curves(bo, out / "best_expected.png", "best_expected", title),
         ]
+        if self.figure == "fig13":
+            paths.append(plot_surrogate(df, out / "surrogate.png", self.sigmas[0]))
+        return paths
 
     def report(self, df: pd.DataFrame) -> str:
         return build_report(self, df)
@@ -313,13 +323,19 @@ def beats(late: pd.DataFrame, sigma: float, first: str, second: str) -> Claim:
     return Claim(text, ours, mean > 0)
 
 
-def alpine2_claims(df: pd.DataFrame, late: pd.DataFrame, experiment: BOComparison) -> list[Claim]:
-    """Fig. 3: EXCBO best at every sigma (above UCB and EICF)."""
-    return [
-        beats(late, sigma, "EXCBO", other)
-        for sigma in experiment.sigmas
-        for other in ("UCB", "EICF")
-    ]
+def excbo_best(*others: str) -> Callable[..., list[Claim]]:
+    """The claim check "EXCBO above each of ``others`` at every sigma" (Figs 3, 5, 7)."""
+
+    def claims(df: pd.DataFrame, late: pd.DataFrame, experiment: BOComparison) -> list[Claim]:
+        return [
+            beats(late, sigma, "EXCBO", other)
+            for sigma in experiment.sigmas
+            for other in others
+            if other in experiment.methods
+        ]
+
+    claims.__doc__ = f"EXCBO above {', '.join(others)} at every sigma."
+    return claims
 
 
 def dropwave_claims(df: pd.DataFrame, late: pd.DataFrame, experiment: BOComparison) -> list[Claim]:
@@ -440,10 +456,12 @@ def no_claims(df: pd.DataFrame, late: pd.DataFrame, experiment: BOComparison) ->
 
 CLAIM_CHECKS = {
     "sensitivity": no_claims,
-    "fig3": alpine2_claims,
+    "fig3": excbo_best("UCB", "EICF"),
+    "fig5": excbo_best("UCB", "EICF", "MCBO", "NMCBO"),
     "fig9": dropwave_claims,
     "fig10": rosenbrock_claims,
     "fig12-14": noise_study_claims,
+    "fig13": surrogate_claims,
 }
 
 ALL_METHODS = ("EXCBO", "UCB", "EICF", "MCBO")
@@ -479,6 +497,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         "methods": ALL_METHODS,
         "description": "EXCBO paper Fig. 10: Rosenbrock, EXCBO vs UCB, EICF, MCBO",
     },
+    "excbo-epidemic": {
+        "problem": "epidemic",
+        "figure": "fig5",
+        "sigmas": (0.2, 0.3),
+        "methods": ALL_METHODS,
+        "description": "EXCBO paper Fig. 5: epidemic-model calibration, EXCBO vs UCB, EICF, MCBO",
+    },
     **{
         f"excbo-{problem}-beta": {
             "problem": problem,
@@ -495,6 +520,16 @@ PRESETS: dict[str, dict[str, Any]] = {
             ("dropwave", "EXCBO's beta on Dropwave (the sensitivity behind its default)"),
             ("alpine2", "EXCBO's beta on Alpine2 (the second problem behind its default)"),
         )
+    },
+    "excbo-dropwave-surrogate": {
+        "problem": "dropwave",
+        "figure": "fig13",
+        "sigmas": (0.1,),
+        "methods": ("EXCBO",),
+        "noise": "gaussian",
+        "n_init": 30,
+        "rounds": 30,
+        "description": "EXCBO paper Fig. 13: EXCBO's X -> Y surrogate on Dropwave",
     },
     "excbo-dropwave-design": {
         "problem": "dropwave",
