@@ -1,0 +1,190 @@
+"""NMCBO (MCBO's noisy variant): batched re-initialisations equal looped ones, the networks'
+ranges, the per-element stopping rule against BoTorch's, training, determinism and the
+ask/tell contract on Dropwave."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from botorch.optim.stopping import ExpMAStoppingCriterion
+
+from causalbandits.envs.bo_problems import dropwave
+from causalbandits.envs.causal_bo import CausalBOProblem
+from causalbandits.envs.epidemic import SquaredErrorToTarget
+from causalbandits.estimators.gp_network import node_inputs
+from causalbandits.papers.excbo.comparison import METHODS, BOComparison
+from causalbandits.policies.nmcbo import NMCBO, ExpMAStopping, concat, take
+
+SMALL = {"reinits": 6, "max_steps": 40, "batch_size": 8, "selection_samples": 64}
+
+
+def played(policy, env, rounds: int):
+    """Drive ``policy`` for ``rounds`` rounds of ``env`` by ask/tell."""
+    for _ in range(rounds):
+        action = policy.suggest()
+        policy.observe(action, env.step(action[None])[0])
+    return policy
+
+
+@pytest.fixture(scope="module")
+def fitted() -> NMCBO:
+    """NMCBO after a design of 10 random actions on Dropwave (sigma 0.05)."""
+    env = dropwave(sigma=0.05, horizon=10)
+    env.reset(0)
+    policy = NMCBO(env.problem, n_init=10, **SMALL)
+    policy.reset(3)
+    return played(policy, env, 10)
+
+
+def start(policy: NMCBO, count: int, seed: int = 0):
+    generator = torch.Generator().manual_seed(seed)
+    params = policy.nets.initial(count, generator)
+    noise = policy.noise(policy.max_steps * policy.batch_size, generator)
+    return params, noise.reshape(policy.max_steps, policy.batch_size, policy.n_nodes)
+
+
+@pytest.mark.parametrize("stopping", ["expma", "fixed"])
+def test_batched_reinitialisations_equal_looped_ones(fitted: NMCBO, stopping: str) -> None:
+    hallucination = fitted.hallucination()
+    params, noise = start(fitted, 7)
+    # max_points 40: chunks of 5 re-initialisations, so chunking is exercised as well
+    batched, steps = hallucination.train(params, noise, 0.01, stopping, max_points=40)
+    looped = [hallucination.train(take(params, [r]), noise, 0.01, stopping) for r in range(7)]
+    for name, value in batched.items():
+        alone = torch.cat([trained[name] for trained, _ in looped])
+        torch.testing.assert_close(value, alone, rtol=0, atol=1e-10)
+        assert not torch.equal(value, params[name])  # training moved every weight
+    assert torch.equal(steps, torch.cat([s for _, s in looped]))
+    if stopping == "expma":
+        assert steps.min() >= 11 and len(steps.unique()) > 1  # stopped one by one
+    else:
+        assert torch.all(steps == fitted.max_steps)
+    selection = fitted.noise(50, torch.Generator().manual_seed(1))
+    scores = hallucination.score(batched, selection, max_points=100)
+    alone = torch.cat([hallucination.score(t, selection) for t, _ in looped])
+    torch.testing.assert_close(scores, alone, rtol=0, atol=1e-10)
+
+
+def test_stopping_rule_equals_botorch_per_element() -> None:
+    generator = torch.Generator().manual_seed(0)
+    rows, length = 8, 60
+    trend = torch.linspace(-0.02, 0.02, rows).unsqueeze(-1) * torch.arange(length)
+    series = 1.0 + trend + 0.01 * torch.randn(rows, length, generator=generator)
+    series = series.to(torch.float64)
+    for minimize in (False, True):
+        expected = []
+        for row in series:
+            criterion = ExpMAStoppingCriterion(maxiter=50, minimize=minimize)
+            expected.append(next(k + 1 for k in range(length) if criterion(row[k : k + 1])))
+        rule = ExpMAStopping(rows, maxiter=50, minimize=minimize)
+        running, stopped = torch.arange(rows), torch.zeros(rows, dtype=torch.long)
+        for k in range(length):
+            done = rule(running, series[running, k])
+            stopped[running[done]] = k + 1
+            running = running[~done]
+            if not len(running):
+                break
+        assert stopped.tolist() == expected
+        assert len(set(expected)) > 2 and max(expected) <= 50
+
+
+def test_eta_lies_in_the_unit_interval_and_is_one_at_the_target(fitted: NMCBO) -> None:
+    assert fitted.nets.learned == (True, False)  # Dropwave's target Y keeps eta = +1
+    params, noise = start(fitted, 5)
+    wild = {name: 50.0 * value for name, value in params.items()}  # saturating weights
+    inputs = torch.rand(5, 30, 2, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    for weights in (params, wild):
+        eta = fitted.nets.eta(weights, 0, 3.0 * inputs - 1.0)
+        assert eta.shape == (5, 30) and eta.min() >= -1 and eta.max() <= 1
+        assert torch.equal(fitted.nets.eta(weights, 1, inputs[..., :1]), torch.ones(5, 30))
+        actions = fitted.nets.actions(weights)
+        assert actions.shape == (5, 2) and actions.min() >= 0 and actions.max() <= 1
+    assert fitted.nets.eta(params, 0, inputs).std() > 0  # eta depends on the input
+    # the target node is mu + beta sigma + u at its (hallucinated) parent
+    hallucination = fitted.hallucination()
+    network, draws = hallucination.network, noise[0]
+    with torch.no_grad():
+        values = hallucination.values(params, draws)
+        actions = fitted.nets.actions(params).unsqueeze(1).expand(5, len(draws), 2)
+        w = node_inputs(network.specs[1], actions, values[..., :1], network.scalers[1])
+        mean, std = network.marginals[1](w)
+    torch.testing.assert_close(values[..., 1], mean + fitted.beta * std + draws[:, 1])
+
+
+def test_a_composite_objective_learns_every_eta() -> None:
+    problem = CausalBOProblem(
+        parents=((), (0,)),
+        active_inputs=((0,), ()),
+        n_actions=1,
+        objective=SquaredErrorToTarget((0.0, 0.0)),
+        noise_std=0.1,
+    )
+    policy = NMCBO(problem)
+    assert policy.nets.learned == (True, True)
+    assert policy.nets.input_dims == (1, 1)
+
+
+def test_training_increases_the_hallucinated_objective(fitted: NMCBO) -> None:
+    hallucination = fitted.hallucination()
+    params, noise = start(fitted, 16)
+    trained, _ = hallucination.train(params, noise, lr=1e-3, stopping="fixed")
+    selection = fitted.noise(500, torch.Generator().manual_seed(5))
+    before = hallucination.score(params, selection)
+    after = hallucination.score(trained, selection)
+    assert float((after - before).mean()) > 0
+    assert int((after > before).sum()) >= 12
+
+
+def test_proposals_are_valid_deterministic_and_warm_started() -> None:
+    actions = []
+    for seed in (11, 11, 12):
+        env = dropwave(sigma=0.05, horizon=8)
+        env.reset(4)
+        policy = NMCBO(env.problem, n_init=5, **SMALL)
+        policy.reset(seed)
+        played(policy, env, 8)
+        actions.append(policy.actions[5:])
+        assert len(policy.chosen) == 3  # one chosen set per proposal: the next warm starts
+        assert all(chosen["action"].shape == (1, 2) for chosen in policy.chosen)
+    assert np.all((actions[0] >= 0) & (actions[0] <= 1))
+    assert np.array_equal(actions[0], actions[1])
+    assert not np.array_equal(actions[0], actions[2])
+    policy.reset(0)
+    assert policy.chosen == []
+
+
+def test_warm_starts_join_the_random_initialisations(fitted: NMCBO) -> None:
+    params, _ = start(fitted, 3)
+    both = concat([take(params, [2]), take(params, [0, 1])])
+    assert torch.equal(both["action"], params["action"][[2, 0, 1]])
+
+
+def test_batch_size_follows_the_reference_runner() -> None:
+    assert NMCBO(dropwave(sigma=0.05, horizon=5).problem).batch_size == 32
+    assert NMCBO(dropwave(sigma=0.0005, horizon=5).problem).batch_size == 2
+
+
+def test_bad_input_is_refused() -> None:
+    problem = dropwave(sigma=0.05, horizon=5).problem
+    for options, match in [
+        ({"beta": -1.0}, "beta"),
+        ({"reinits": 0}, "reinits"),
+        ({"reinits": 2.5}, "reinits"),
+        ({"max_steps": 0}, "max_steps"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"selection_samples": 0}, "selection_samples"),
+        ({"max_points": 0}, "max_points"),
+        ({"lr": 0.0}, "lr"),
+        ({"lr": float("nan")}, "lr"),
+        ({"stopping": "never"}, "stopping"),
+        ({"n_init": 0}, "n_init"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            NMCBO(problem, **options)
+
+
+def test_nmcbo_is_a_comparison_method() -> None:
+    assert METHODS["NMCBO"] is NMCBO
+    grid = BOComparison(methods=("NMCBO", "MCBO", "UCB"))
+    assert grid.task_cost({"method": "NMCBO"}) >= grid.task_cost({"method": "MCBO"})
