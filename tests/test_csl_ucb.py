@@ -246,3 +246,29 @@ def test_csl_ucb_explores_until_csl_can_fit_every_used_pair():
         arms = policy.select()
         policy.update(arms, env.step(arms))
         assert learner.graphs is None or learner.data.counts[learner.pairs].min() >= 25
+
+
+def test_known_graph_replaces_csl_with_each_modes_true_parents(monkeypatch):
+    env, _ = partial_bandit(8, 0, 300)
+    env.reset(0, 1)
+    policy = CSLUCB(env.problem, preset="authors-code", known_graph=True)
+    policy.reset(np.random.SeedSequence(0).spawn(1))
+
+    def no_csl(*args, **kwargs):
+        raise AssertionError("CSL ran although the graph is known")
+
+    monkeypatch.setattr("causalbandits.policies.csl_ucb.learn_joint_subgraphs", no_csl)
+    simulate(env, policy, 1)
+    learner = policy.learners[0]
+    truth = env.problem.mode_parents
+    assert np.array_equal(learner.graphs[0], truth[0] & learner.pairs[:, 0])
+    assert np.array_equal(learner.graphs[1], truth[1] & learner.pairs[:, 1])
+    assert learner.graphs[1][:, learner.pairs[:, 1]].any()  # intervenable columns kept
+
+
+def test_known_graph_takes_each_stacked_systems_own_graphs():
+    env = make_environment(system_seeds(0) + system_seeds(1))
+    policy = CSLUCB(env.problem, preset="authors-code", known_graph=True)
+    policy.reset(np.random.SeedSequence(0).spawn(2))
+    for replicate, learner in enumerate(policy.learners):
+        assert np.array_equal(learner.known[0], env.problem.mode_parents[replicate, 0])

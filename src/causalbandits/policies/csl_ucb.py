@@ -56,6 +56,7 @@ class CSLUCBSettings:
     warmup: int = 200
     joint_order: bool = True
     cycle_edges_only: bool = False
+    known_graph: bool = False
 
     def __post_init__(self) -> None:
         for name in ("update_every", "graph_every", "min_samples", "k", "window"):
@@ -83,7 +84,11 @@ class _Learner:
     """The state of one replicate."""
 
     def __init__(
-        self, settings: CSLUCBSettings, problem: LinearSEMProblem, seed: np.random.SeedSequence
+        self,
+        settings: CSLUCBSettings,
+        problem: LinearSEMProblem,
+        seed: np.random.SeedSequence,
+        known: np.ndarray | None = None,
     ) -> None:
         n = problem.dag.n_nodes
         self.settings = settings
@@ -97,6 +102,10 @@ class _Learner:
         #: first fit regresses every node on all others) and ``k + 1`` (KSG).
         self.needed = max(settings.min_samples, n, settings.k + 1)
         self.graphs: tuple[np.ndarray, np.ndarray] | None = None
+        #: ``(2, N, N)`` given graphs (``known_graph``), restricted to the learnable pairs.
+        self.known = (
+            None if known is None else (known[0] & self.pairs[:, 0], known[1] & self.pairs[:, 1])
+        )
         self.weights = np.zeros((2, n, n))
         self._graph_counts: np.ndarray | None = None  # sample counts behind self.graphs
         self._bounds = None
@@ -127,7 +136,9 @@ class _Learner:
         if self.data.counts[self.pairs].min() < self.needed:
             self.arm = None
             return int(self.rng.integers(masks.shape[0]))
-        if self.relearn or self.graphs is None or t % s.graph_every == 0:
+        if self.known is not None:
+            self.graphs = self.known
+        elif self.relearn or self.graphs is None or t % s.graph_every == 0:
             self._learn_graphs()
         if self.arm is None or t % s.update_every == 0:
             self.arm = self._decide(t)
@@ -218,7 +229,9 @@ class CSLUCB:
     Parameters
     ----------
     problem: the learner's information; only the number of nodes, the actions, the reward
-        node, the noise mean and the horizon are used (the graph stays unknown).
+        node, the noise mean and the horizon are used (the graph stays unknown), unless
+        ``known_graph=True``: then each mode's parents (``problem.mode_parents``, or the
+        graph for both modes) replace CSL, which isolates what structure learning costs.
     preset: ``"paper"`` or ``"authors-code"`` (:data:`PRESETS`).
     **overrides: any field of :class:`CSLUCBSettings`.
     """
@@ -236,8 +249,23 @@ class CSLUCB:
             )
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
-        self.learners = [_Learner(self.settings, self.problem, s) for s in seeds]
+        self.learners = [
+            _Learner(self.settings, self.problem, seed, self._known_graphs(r))
+            for r, seed in enumerate(seeds)
+        ]
         self.t = 0
+
+    def _known_graphs(self, replicate: int) -> np.ndarray | None:
+        """Replicate ``replicate``'s ``(2, N, N)`` parents of each mode when ``known_graph``."""
+        if not self.settings.known_graph:
+            return None
+        problem = self.problem
+        if problem.mode_parents is not None:
+            parents = problem.mode_parents
+            return parents[replicate] if parents.ndim == 4 else parents
+        dags = problem.replicate_dags
+        adjacency = (dags[replicate] if dags is not None else problem.dag).adjacency
+        return np.stack([adjacency, adjacency])
 
     def select(self) -> np.ndarray:
         return np.array([learner.select(self.t) for learner in self.learners], dtype=np.intp)
