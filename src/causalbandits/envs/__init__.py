@@ -10,6 +10,7 @@ from causalbandits.envs.causal_bo import (
     Objective,
     TargetNode,
 )
+from causalbandits.envs.covid_testing import covid_pooled_testing
 from causalbandits.envs.delay import DelayedFeedback, FeedbackDelay
 from causalbandits.envs.deviations import (
     DEVIATION_DESIGNS,
@@ -66,6 +67,7 @@ __all__ = [
     "change_mechanisms",
     "check_budget",
     "deviation_budget",
+    "covid_pooled_testing",
     "dropwave",
     "epidemic_calibration",
     "ndc_synthetic_env",

@@ -48,6 +48,7 @@ EXPERIMENTS = {
             "excbo-alpine2",
             "excbo-rosenbrock",
             "excbo-epidemic",
+            "excbo-covid",
             "excbo-dropwave-beta",
             "excbo-alpine2-beta",
             "excbo-dropwave-design",
