@@ -10,13 +10,16 @@ from causalbandits.data.italy_covid import (
     load_italy_covid,
     resolve_data_path,
 )
+from causalbandits.data.train_delays import TrainDelayData, load_train_delays
 
 __all__ = [
     "ABBREVIATIONS",
     "DATA_ENV",
     "REGIONS",
+    "TrainDelayData",
     "daily_new_cases",
     "download_italy_covid",
     "load_italy_covid",
+    "load_train_delays",
     "resolve_data_path",
 ]
