@@ -74,10 +74,11 @@ households x 50 replications (``benchmarks/bench_pooled_testing.py``: the 76 mid
 73 infected people), of ``qfpr`` 5e-5 / 0.0013 / 0.011 (the largest near prevalence 0.985);
 in the shares the dynamics use, ``p qfnr`` and ``(1 - p) qfpr``, at most 1.4e-4 and 0.005.
 All ``qfnr`` errors and 99.95 % of the ``qfpr`` errors are within ``max(2 se, 0.001)``,
-``se`` the simulator's own Monte Carlo standard error at that point; ``tests_per_person`` does not depend on the prevalence and is exact. At
-the unit tests' fidelity (1 000 x 10) the errors are 5-10 times larger (``p qfnr`` at most
-7e-4, ``(1 - p) qfpr`` 0.016). Building the table takes about 25 s on one core at full
-fidelity and 1 s at the tests' (once per process, or read from ``cache_dir``).
+``se`` the simulator's own Monte Carlo standard error at that point; ``tests_per_person``
+does not depend on the prevalence and is exact. At the unit tests' fidelity (1 000 x 10) the
+errors are 5-10 times larger (``p qfnr`` at most 7e-4, ``(1 - p) qfpr`` 0.016). Building the
+table takes about 25 s on one core at full fidelity and 1 s at the tests' (once per process,
+or read from ``cache_dir``).
 """
 
 from __future__ import annotations
