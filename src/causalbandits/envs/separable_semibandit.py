@@ -47,7 +47,7 @@ def monte_carlo_payoffs(
     means = np.empty((replicates, len(super_arms)))
     maxima = np.empty_like(means)
     for r in range(replicates):
-        single = SeparableSEM(sem.weights[r], sem.dictionary, sem.method, sem.tol, sem.max_iter)
+        single = type(sem)(sem.weights[r], sem.dictionary, sem.method, sem.tol, sem.max_iter)
         for start in range(0, len(super_arms), MC_CHUNK):
             chunk = super_arms[start : start + MC_CHUNK]
             inputs = chunk[:, None, :] * signals[r][None]
