@@ -13,8 +13,6 @@ from causalbandits.envs.train_delay_replay import (
     train_delay_replay,
 )
 from causalbandits.envs.train_delays import (
-    ChordSEM,
-    ScaledTanh,
     box_least_squares,
     fit_train_delay_sem,
     fixed_point_rate,
@@ -23,8 +21,8 @@ from causalbandits.envs.train_delays import (
     train_delay_simulator,
 )
 from causalbandits.random import SubStream, derive
-from causalbandits.scm.basis import Dictionary
-from causalbandits.scm.separable import SeparableSEM
+from causalbandits.scm.basis import Dictionary, ScaledTanh
+from causalbandits.scm.separable import ChordSEM, SeparableSEM
 
 FOLDER = Path(__file__).resolve().parents[2] / "shared" / "data" / "train_delays"
 needs_data = pytest.mark.skipif(

@@ -34,17 +34,18 @@ What is fitted, and how (every choice; the paper gives only the model class)
   ``c_i`` (the mean delay brought in from outside the 20 stations, up to 11 min at Göttingen)
   is a nuisance of the fit: the SEM stays zero-true (``F(0) = 0``, the paper's Sec. II) and
   the simulator has no external input (see below).
-- **Edge families** ``{linear, cubic, zero-true shifted tanh}``: ``a v``, ``a v^3`` and
-  ``a (tanh(c (v - d)) - tanh(-c d))`` (:class:`ScaledTanh`). The tanh's shape ``(c, d)`` comes
-  from a grid: width ``1/c`` in :data:`TANH_WIDTHS` = (2, 5, 10) min, threshold ``d`` in
-  :data:`TANH_SHIFTS` = (0, 5, 10) min (``d = 0``: a saturating edge; ``d > 0``: buffer times
-  absorb small delays, larger ones pass on). The grid keeps every candidate a linear least
-  squares problem in ``a``. ``tanh_shapes="shared"`` (default) gives every tanh edge the one
-  shape whose fit has the smallest cross-validated error summed over the stations, so the
-  SEM's dictionary has ``K <= 3`` bases; ``"per-edge"`` lets each edge pick its own shape
-  (``K`` up to 11). The data cannot tell the shapes apart per edge (held-out structural error
-  0.746 of the empty graph's per edge, 0.747 shared, mean over the four splits below; summed
-  cross-validated error 3 % lower per edge, in sample), while the plain solve of
+- **Edge families** ``{linear, cubic, zero-true shifted tanh}``: ``a v``, ``a v^3`` and ``a
+  (tanh(c (v - d)) - tanh(-c d))`` (:class:`~causalbandits.scm.basis.ScaledTanh`). The
+  tanh's shape ``(c, d)`` comes from a grid: width ``1/c`` in :data:`TANH_WIDTHS` = (2, 5,
+  10) min, threshold ``d`` in :data:`TANH_SHIFTS` = (0, 5, 10) min (``d = 0``: a saturating
+  edge; ``d > 0``: buffer times absorb small delays, larger ones pass on). The grid keeps
+  every candidate a linear least squares problem in ``a``. ``tanh_shapes="shared"``
+  (default) gives every tanh edge the one shape whose fit has the smallest cross-validated
+  error summed over the stations, so the SEM's dictionary has ``K <= 3`` bases;
+  ``"per-edge"`` lets each edge pick its own shape (``K`` up to 11). The data cannot tell
+  the shapes apart per edge (held-out structural error 0.746 of the empty graph's per edge,
+  0.747 shared, mean over the four splits below; summed cross-validated error 3 % lower per
+  edge, in sample), while the plain solve of
   :class:`~causalbandits.scm.separable.SeparableSEM` evaluates every basis at every node
   (``K = 10`` costs 5 times ``K = 3``).
 - **Amplitudes: box-constrained least squares** per station (intercept free), ``0 <= a`` and
@@ -78,8 +79,9 @@ The simulator is ``y = F(y) + x * b (+ e)`` with the fitted zero-true ``F``: the
 delay the selected stations' own delays cause in the network ("when only selected stations
 contribute their inherent delay", Sec. V-B). The external delays ``c_i`` and the hours'
 residuals are not part of it; the replay keeps them (:mod:`causalbandits.envs.
-train_delay_replay`). The SEM is a :class:`ChordSEM`, a :class:`~causalbandits.scm.separable.
-SeparableSEM` with a faster cyclic solve (8 times on this SEM; same fixed points).
+train_delay_replay`). The SEM is a :class:`~causalbandits.scm.separable.ChordSEM`, a
+:class:`~causalbandits.scm.separable.SeparableSEM` with a faster cyclic solve (8 times on
+this SEM; same fixed points).
 
 Measured on the shared data (20 stations, 80 hours; 2 cores shared with other runs)
 -------------------------------------------------------------------------------
@@ -117,8 +119,8 @@ from causalbandits.envs.base_arms import EmpiricalArms
 from causalbandits.envs.separable_semibandit import SeparableSemiBandit
 from causalbandits.envs.super_arms import check_sizes
 from causalbandits.random import RNGLike, SubStream, derive
-from causalbandits.scm.basis import CUBIC, LINEAR, BasisFunction, Dictionary, ShiftedTanh
-from causalbandits.scm.separable import SeparableSEM
+from causalbandits.scm.basis import CUBIC, LINEAR, BasisFunction, Dictionary, ScaledTanh
+from causalbandits.scm.separable import ChordSEM, SeparableSEM
 
 #: The paper's horizon: the source's 342 hourly files.
 HORIZON = 342
@@ -132,128 +134,6 @@ TANH_SHIFTS: tuple[float, ...] = (0.0, 5.0, 10.0)
 FOLDS = 5
 #: Common Monte Carlo samples of ``mu(x)`` (the simulator's default).
 MC_SAMPLES = 256
-
-
-@dataclass(frozen=True)
-class ScaledTanh(BasisFunction):
-    """``tanh(rate (v - shift)) + tanh(rate shift)``: the zero-true shifted tanh of the
-    train-delay edges, ``a (tanh(c (v - d)) - tanh(-c d))`` with ``c = rate``, ``d = shift``
-    (composed from :class:`~causalbandits.scm.basis.ShiftedTanh`: ``g(rate v)`` with
-    ``g(u) = tanh(u - rate shift) + tanh(rate shift)``)."""
-
-    rate: float
-    shift: float
-
-    def __post_init__(self) -> None:
-        if not (np.isfinite(self.rate) and self.rate > 0 and np.isfinite(self.shift)):
-            raise ValueError(f"need a finite rate > 0 and shift, got {self.rate}, {self.shift}")
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return f"tanh({self.rate:.4g}(v-{self.shift:.4g}))"
-
-    def derivatives(self, values: np.ndarray, order: int) -> np.ndarray:
-        values = np.asarray(values, dtype=float)
-        inner = ShiftedTanh(self.rate * self.shift).derivatives(self.rate * values, order)
-        powers = self.rate ** np.arange(order + 1, dtype=float)
-        return inner * powers.reshape(-1, *([1] * values.ndim))
-
-
-class ChordSEM(SeparableSEM):
-    """A :class:`~causalbandits.scm.separable.SeparableSEM` whose cyclic solve is the chord
-    (simplified Newton) iteration about ``y = 0``: with ``J0 = dF/dy (0)`` and
-    ``P = (I - J0)^{-1}``,
-
-        y <- P (u + F(y) - J0 y),
-
-    started at the linear solution ``P u``. The fixed points are those of ``y = F(y) + u``;
-    the linear part of ``F`` is solved exactly, so the iteration contracts at the rate of
-    ``P (dF/dy - J0)`` (the nonlinear remainder) instead of ``dF/dy``'s, and each sweep
-    evaluates the nonlinear bases only on the nodes whose edges use them (node-major, one
-    matrix product per basis), with Anderson(1) mixing. The fitted train-delay SEM needs
-    about 11 sweeps to 1e-10 (27 without the mixing) where the plain fixed point needs 50 to
-    80 (rate about 0.7). Same constructor and results as
-    the parent (within ``tol``); when ``rho(J0) >= 1`` or the chord iteration does not
-    converge in ``max_iter`` sweeps, the parent's fixed point decides (and raises
-    :class:`~causalbandits.scm.separable.ConvergenceError` if it fails too). Other methods
-    (``"backward"``, ``"newton"``) are the parent's.
-    """
-
-    def __init__(
-        self,
-        weights: np.ndarray,
-        dictionary: Dictionary,
-        method: str = "auto",
-        tol: float = 1e-12,
-        max_iter: int = 500,
-    ) -> None:
-        super().__init__(weights, dictionary, method, tol, max_iter)  # type: ignore[arg-type]
-        zero = dictionary.derivatives(np.zeros(1), 1)[:, :, 0]  # (K, 2): phi_k(0), phi_k'(0)
-        probe = np.linspace(-1.0, 1.0, 7)
-        remainder = dictionary.evaluate(probe) - probe[:, None] * zero[:, 1]
-        curved = np.flatnonzero(np.abs(remainder).max(axis=0) > 0)
-        self._slopes0 = zero[:, 1]
-        jacobian0 = np.einsum("rijk,k->rij", self.weights, self._slopes0)
-        eye = np.eye(self.n_nodes)
-        self._chord: list[tuple[np.ndarray, list]] | None = None
-        if self.method == "fixed-point" and all(
-            float(np.abs(np.linalg.eigvals(j)).max(initial=0.0)) < 1 for j in jacobian0
-        ):
-            self._chord = []
-            for r in range(self.replicates):
-                groups = []
-                for k in curved:
-                    sources = np.flatnonzero(np.any(self.weights[r, :, :, k], axis=0))
-                    if sources.size:
-                        groups.append((k, sources, self.weights[r][:, sources, k]))
-                self._chord.append((np.linalg.inv(eye - jacobian0[r]), groups))
-
-    def solve(self, u: np.ndarray) -> np.ndarray:
-        """``y`` with ``y = F(y) + u`` for inputs ``u`` ``(R, ..., N)``."""
-        if self._chord is None:
-            return super().solve(u)
-        flat = self._flat(u)
-        out = np.empty_like(flat)
-        for r, (inverse, groups) in enumerate(self._chord):
-            y = self._chord_solve(flat[r].T, inverse, groups)
-            if y is None:
-                return super().solve(u)
-            out[r] = y.T
-        return out.reshape(np.shape(u))
-
-    def _chord_solve(self, u: np.ndarray, inverse: np.ndarray, groups: list) -> np.ndarray | None:
-        """The chord iteration on node-major inputs ``(N, S)`` with Anderson(1) mixing per
-        column (the secant step ``G(y) - gamma (G(y) - G(y_prev))`` with ``gamma`` minimising
-        the new residual's linearisation); ``None`` if it fails. Stops, like the parent, when
-        a sweep moves no value by more than ``tol * max(1, max |y|)`` and returns that
-        sweep's image."""
-        y = inverse @ u
-        if not groups:
-            return y
-        functions = self.dictionary.functions
-        previous: tuple[np.ndarray, np.ndarray] | None = None
-        for _ in range(self.max_iter):
-            pushed = u.copy()
-            for k, sources, edges in groups:
-                values = y[sources]
-                pushed += edges @ (functions[k](values) - self._slopes0[k] * values)
-            image = inverse @ pushed
-            if not np.all(np.isfinite(image)):
-                return None
-            residual = image - y
-            if np.abs(residual).max(initial=0.0) <= self.tol * max(
-                1.0, np.abs(image).max(initial=0.0)
-            ):
-                return image
-            new = image
-            if previous is not None:
-                change = residual - previous[1]
-                square = np.einsum("ns,ns->s", change, change)
-                gamma = np.einsum("ns,ns->s", change, residual) / np.where(square > 0, square, 1)
-                new = image - np.where(square > 0, gamma, 0.0) * (image - previous[0])
-            previous = (image, residual)
-            y = new
-        return None
 
 
 @dataclass(frozen=True)

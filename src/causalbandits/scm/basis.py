@@ -166,3 +166,28 @@ class Dictionary:
         """``phi_k(values)`` with the basis last: shape ``(*values.shape, K)``."""
         values = np.asarray(values, dtype=float)
         return np.stack([f.derivatives(values, 0)[0] for f in self.functions], axis=-1)
+
+
+@dataclass(frozen=True)
+class ScaledTanh(BasisFunction):
+    """``tanh(rate (v - shift)) + tanh(rate shift)``: the zero-true shifted tanh of the
+    train-delay edges, ``a (tanh(c (v - d)) - tanh(-c d))`` with ``c = rate``, ``d = shift``
+    (composed from :class:`ShiftedTanh`: ``g(rate v)`` with
+    ``g(u) = tanh(u - rate shift) + tanh(rate shift)``)."""
+
+    rate: float
+    shift: float
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.rate) and self.rate > 0 and np.isfinite(self.shift)):
+            raise ValueError(f"need a finite rate > 0 and shift, got {self.rate}, {self.shift}")
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"tanh({self.rate:.4g}(v-{self.shift:.4g}))"
+
+    def derivatives(self, values: np.ndarray, order: int) -> np.ndarray:
+        values = np.asarray(values, dtype=float)
+        inner = ShiftedTanh(self.rate * self.shift).derivatives(self.rate * values, order)
+        powers = self.rate ** np.arange(order + 1, dtype=float)
+        return inner * powers.reshape(-1, *([1] * values.ndim))

