@@ -301,3 +301,34 @@ def test_a_diverging_fit_is_counted_and_its_super_arms_skipped() -> None:
     assert np.all(np.isneginf(scores[reaches_node_0])) and np.all(
         np.isfinite(scores[~reaches_node_0])
     )
+
+
+def test_a_cyclic_fit_that_is_no_contraction_is_counted_and_skipped() -> None:
+    """A fitted 2-cycle of gain 2 (nodes 0 <-> 1) has no equilibrium the process reaches: the
+    cyclic jets raise, the refit is counted and no super arm scores until the next refit."""
+    env = small_environment()
+    env.reset(0)
+    policy = SSEMUCBJO(env.problem, degree=2, dictionary=QUADRATIC.names, upper_triangular=False)
+    policy.reset(replicate_seeds(0, 0, [0], 1))
+    for _ in range(10):
+        actions = policy.select()
+        policy.update(actions, env.step(actions))
+    policy.graph.coefficients[:] = 0.0
+    policy.graph.coefficients[0, 0, 2 * 1] = policy.graph.coefficients[0, 1, 2 * 0] = 2.0
+    policy.graph.fit = lambda which: policy.graph.weights  # keep the planted fit
+    policy._refit(np.array([True]))
+    assert policy.divergent_refits[0] == 1
+    assert np.all(np.isneginf(policy.scores()))
+    assert np.isnan(policy.reconstruction_error()[0])
+
+
+def test_reconstruction_error_is_zero_for_the_true_fit_and_the_plain_error_for_none() -> None:
+    """Noise-free rounds: the true ``F`` rebuilds every ``y`` from ``z``; the empty fit
+    leaves ``mean((y - z)^2)``."""
+    env, policy = quadratic_policy_after(20)
+    z = np.stack([pair[0] for pair in policy.observations], axis=1)
+    y = np.stack([pair[1] for pair in policy.observations], axis=1)
+    policy.graph.coefficients[:] = env.sem.weights.reshape(policy.graph.coefficients.shape)
+    assert policy.reconstruction_error()[0] < 1e-20
+    policy.graph.coefficients[:] = 0.0
+    np.testing.assert_allclose(policy.reconstruction_error(), np.mean((y - z) ** 2, axis=(1, 2)))

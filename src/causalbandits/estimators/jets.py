@@ -19,6 +19,7 @@ from math import factorial
 import numpy as np
 
 from causalbandits.scm.basis import Dictionary
+from causalbandits.scm.separable import ChordSEM
 
 
 class Monomials:
@@ -120,6 +121,10 @@ def input_jets(centres: np.ndarray, members: np.ndarray, basis: Monomials) -> np
     return jets
 
 
+#: Super arms per block of :func:`reward_jets` (bounds its memory: ``(R, chunk, N, M)`` jets).
+JET_CHUNK = 4096
+
+
 def reward_jets(
     weights: np.ndarray,
     dictionary: Dictionary,
@@ -128,51 +133,88 @@ def reward_jets(
     degree: int,
     upper_triangular: bool = True,
     tol: float = 1e-12,
-    max_iter: int = 200,
+    max_iter: int = 100,
 ) -> np.ndarray:
     """Taylor coefficients ``D^alpha r_x(a) / alpha!`` of ``r_x(b) = 1^T (I - F)^{-1}(x * b)``
     about ``b = a``, for super arms of one size ``k``: ``(R, A, M)``.
 
     ``weights`` ``(R, N, N, K)`` define ``F`` (:class:`~causalbandits.scm.separable.
     SeparableSEM`), ``centres`` ``(R, N)`` the expansion points ``a``, ``members`` ``(A, k)``
-    the super arms. With ``upper_triangular`` one backward sweep in the paper's node order
-    is exact (a DAG); otherwise the fixed point ``Y <- F(Y) + U`` is iterated on the jets
-    (a cyclic ``F`` must be a contraction there) and :class:`~causalbandits.scm.separable.
-    ConvergenceError` is raised when it does not converge in ``max_iter`` sweeps.
+    the super arms, in blocks of :data:`JET_CHUNK`. With ``upper_triangular`` one backward
+    sweep in the paper's node order is exact (a DAG). Otherwise (cycles, Prop. IV.4) the
+    constant terms are the cyclic solve ``y0 = F(y0) + x * a``
+    (:class:`~causalbandits.scm.separable.ChordSEM`, which raises
+    :class:`~causalbandits.scm.separable.ConvergenceError` when ``F`` is not a contraction
+    there: a fitted ``F`` then has no equilibrium the process reaches), and each degree
+    ``d = 1..q`` is one linear solve: the degree-``d`` terms of ``Y = F(Y) + U`` are
+    ``J h_d + (terms of lower degrees)`` with ``J = dF/dy (y0)``, so
+    ``Y_d = (I - J)^{-1} (U_d + [F(Y_{<d})]_d)``, the limit of the fixed point on the jets
+    reached in ``q`` steps instead of iterated sweeps.
     """
-    from causalbandits.scm.separable import ConvergenceError
-
     basis = monomials(members.shape[1], degree)
-    replicates, n = centres.shape
-    count = members.shape[0]
-    y = input_jets(centres, members, basis).reshape(replicates * count, n, basis.size)
     weights = np.asarray(weights, dtype=float)
-    w = np.repeat(weights, count, axis=0)  # (B, N, N, K)
-    # the children of each node in some replicate: only they receive its jet
-    children = [np.flatnonzero(np.any(weights[:, :, j], axis=(0, 2))) for j in range(n)]
-    if upper_triangular:
-        for j in range(n - 1, 0, -1):
-            kids = children[j]
-            if kids.size:
-                y[:, kids] += _pushed(y[:, j], w[:, kids, j], dictionary, basis, degree)
-        return y.sum(axis=1).reshape(replicates, count, basis.size)
-    inputs = y.copy()
-    for _ in range(max_iter):
-        new = inputs.copy()
-        for j in range(n):
-            kids = children[j]
-            if kids.size:
-                new[:, kids] += _pushed(y[:, j], w[:, kids, j], dictionary, basis, degree)
-        if not np.all(np.isfinite(new)):
+    out = np.empty((centres.shape[0], members.shape[0], basis.size))
+    for start in range(0, members.shape[0], JET_CHUNK):
+        block = slice(start, start + JET_CHUNK)
+        inputs = input_jets(centres, members[block], basis)  # (R, A, N, M)
+        if upper_triangular:
+            jets = _backward_jets(weights, dictionary, inputs, basis, degree)
+        else:
+            jets = _cyclic_jets(weights, dictionary, inputs, basis, degree, tol, max_iter)
+        out[:, block] = jets.sum(axis=2)
+    return out
+
+
+def _edges_from(weights: np.ndarray, parent: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The children of ``parent`` in some replicate and their edge coefficients repeated for
+    ``count`` super arms per replicate, ``(R * count, C, K)``."""
+    kids = np.flatnonzero(np.any(weights[:, :, parent], axis=(0, 2)))
+    edges = weights[:, None, kids, parent]  # (R, 1, C, K)
+    shape = (weights.shape[0] * count, kids.size, weights.shape[3])
+    return kids, np.broadcast_to(edges, (weights.shape[0], count, *edges.shape[2:])).reshape(shape)
+
+
+def _backward_jets(
+    weights: np.ndarray, dictionary: Dictionary, inputs: np.ndarray, basis: Monomials, degree: int
+) -> np.ndarray:
+    """The node jets ``(R, A, N, M)`` of a DAG in the paper's order: one backward sweep."""
+    replicates, count, n, size = inputs.shape
+    y = inputs.reshape(replicates * count, n, size).copy()
+    for j in range(n - 1, 0, -1):
+        kids, edges = _edges_from(weights, j, count)
+        if kids.size:
+            y[:, kids] += _pushed(y[:, j], edges, dictionary, basis, degree)
+    return y.reshape(inputs.shape)
+
+
+def _cyclic_jets(
+    weights: np.ndarray,
+    dictionary: Dictionary,
+    inputs: np.ndarray,
+    basis: Monomials,
+    degree: int,
+    tol: float,
+    max_iter: int,
+) -> np.ndarray:
+    """The node jets ``(R, A, N, M)`` of a cyclic ``F``, degree by degree (:func:`reward_jets`)."""
+    replicates, count, n, size = inputs.shape
+    sem = ChordSEM(weights, dictionary, tol=tol, max_iter=max_iter)
+    constant = sem.solve(inputs[..., 0])  # (R, A, N)
+    system = np.eye(n) - sem.jacobian(constant)  # (R, A, N, N)
+    y = np.zeros((replicates * count, n, size))
+    y[:, :, 0] = constant.reshape(-1, n)
+    children = [_edges_from(weights, j, count) for j in range(n)]
+    for d in range(1, degree + 1):
+        columns = np.flatnonzero(basis.total_degree == d)
+        if not columns.size:  # the empty super arm: a constant
             break
-        change = np.abs(new - y).max(initial=0.0)
-        y = new
-        if change <= tol * max(1.0, np.abs(y).max(initial=0.0)):
-            return y.sum(axis=1).reshape(replicates, count, basis.size)
-    raise ConvergenceError(
-        f"the fixed point of the jets did not converge in {max_iter} sweeps: the fitted F is "
-        "not a contraction about these centres"
-    )
+        right = inputs.reshape(-1, n, size)[:, :, columns].copy()
+        for j, (kids, edges) in enumerate(children):
+            if kids.size:
+                right[:, kids] += _pushed(y[:, j], edges, dictionary, basis, d)[:, :, columns]
+        shaped = right.reshape(replicates, count, n, columns.size)
+        y[:, :, columns] = np.linalg.solve(system, shaped).reshape(-1, n, columns.size)
+    return y.reshape(inputs.shape)
 
 
 def _pushed(

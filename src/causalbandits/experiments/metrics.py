@@ -20,6 +20,7 @@ METRICS = (
     "regret_now",
     "optimal_now",
     "elapsed",
+    "reconstruction_mse",
     "expected_reward",
     "best_expected",
     "observed",

@@ -130,6 +130,18 @@ class GraphError(Recorder):
             self.values["a_mse"][k] = ((lasso.adjacency - truth) ** 2).mean(axis=(1, 2))
 
 
+class ReconstructionError(Recorder):
+    """``reconstruction_mse``: the policy's in-sample error of rebuilding ``y`` from ``z``
+    through its current fit (its ``reconstruction_error()``; SSEM-UCB Fig. 3); NaN for a
+    policy without one."""
+
+    columns = ("reconstruction_mse",)
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        error = getattr(self.policy, "reconstruction_error", None)
+        self.values["reconstruction_mse"][k] = np.nan if error is None else error()
+
+
 class LockIns(Recorder):
     """Runs of at least ``min_length`` consecutive rounds in which one base arm outside the
     optimal super arm ``x*_t`` is played (runs still open at the last recorded round close

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import ClassVar
 
 import numpy as np
@@ -49,11 +50,15 @@ from causalbandits.estimators.taylor_moments import (
 )
 from causalbandits.random import random_argmax, uniform_stream
 from causalbandits.scm.basis import Dictionary
+from causalbandits.scm.separable import ChordSEM, ConvergenceError
 
 INTERNAL_UCBS = ("per-addend", "vertex")
 #: Rounds of residuals since the last refit before the residual test may trigger a refit.
 MIN_RESIDUALS = 5
 BONUS_FORMS = ("max", "sum")
+#: Sweeps of the cyclic solve of :meth:`SSEMUCBJO.reconstruction_error` (a contraction of
+#: rate 0.8 needs about 20 with the chord iteration).
+REBUILD_SWEEPS = 100
 
 
 @dataclass
@@ -200,6 +205,8 @@ class SSEMUCBJO:
         #: Refits whose fitted SEM diverged about some super arm's centre (per replicate).
         self.divergent_refits = np.zeros(replicates, dtype=np.int64)
         self.uniforms = uniform_stream(seeds, (len(self.super_arms),))
+        #: Every round's observed ``z`` and ``y``, ``(R, N)`` each (for diagnostics).
+        self.observations: list[tuple[np.ndarray, np.ndarray]] = []
 
     def _size_groups(self, replicates: int) -> list[SizeGroup]:
         sizes = self.super_arms.sum(axis=1)
@@ -297,19 +304,11 @@ class SSEMUCBJO:
         which = np.array(which, dtype=bool)  # not a view of ``stale``, which is cleared below
         weights = self.fit_graph(which)
         self.centres[which] = self.sums.means()[which]
-        diverged = np.zeros(int(which.sum()), dtype=bool)
-        for group in self.groups:
-            # a fitted SEM can blow up away from the data (e.g. collinear quadratic and tanh
-            # fits extrapolated to super arms never played): such jets are not finite
-            with np.errstate(over="ignore", invalid="ignore"):
-                jets = reward_jets(
-                    weights,
-                    self.graph.dictionary,
-                    self.centres[which],
-                    group.members,
-                    self.degree,
-                    upper_triangular=self.upper_triangular,
-                )
+        expanded = [self._jets(weights, self.centres[which], g.members) for g in self.groups]
+        failed = np.any([fails for _, fails in expanded], axis=0)  # no map: no super arm
+        diverged = failed.copy()
+        for group, (jets, _) in zip(self.groups, expanded, strict=True):
+            jets[failed] = np.nan
             group.coefficients[which] = jets
             diverged |= ~np.isfinite(jets).all(axis=(1, 2))
         self.divergent_refits[np.flatnonzero(which)[diverged]] += 1
@@ -319,9 +318,42 @@ class SSEMUCBJO:
         self.refits[which] += 1
         self.stale[which] = False
 
+    def _jets(
+        self, weights: np.ndarray, centres: np.ndarray, arms: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The Taylor coefficients of the super arms ``arms`` for fitted ``weights`` about
+        ``centres`` (:func:`reward_jets`), ``(count, A, M)``, and which replicates failed.
+
+        A fitted SEM can blow up away from the data (e.g. collinear quadratic and tanh fits
+        extrapolated to super arms never played), and a cyclic fit that is no contraction
+        about the centres has no reward map to expand (``ConvergenceError``, then tried per
+        replicate): such jets are NaN, and those super arms are not played until the next
+        refit (:func:`selection_scores`)."""
+        expand = partial(
+            reward_jets,
+            dictionary=self.graph.dictionary,
+            members=arms,
+            degree=self.degree,
+            upper_triangular=self.upper_triangular,
+        )
+        with np.errstate(over="ignore", invalid="ignore"):
+            try:
+                return expand(weights, centres=centres), np.zeros(len(weights), dtype=bool)
+            except ConvergenceError:
+                size = monomials(arms.shape[1], self.degree).size
+                out = np.empty((len(weights), len(arms), size))
+                failed = np.zeros(len(weights), dtype=bool)
+                for r in range(len(weights)):
+                    try:
+                        out[r] = expand(weights[r : r + 1], centres=centres[r : r + 1])[0]
+                    except ConvergenceError:
+                        out[r], failed[r] = np.nan, True
+                return out, failed
+
     def update(self, actions: np.ndarray, feedback: object) -> None:
         played = np.asarray(actions, dtype=bool)
         z, y = np.asarray(feedback.z, dtype=float), np.asarray(feedback.y, dtype=float)
+        self.observations.append((z.copy(), y.copy()))
         self.sums.add(z, played)
         if self.t >= len(self.blocks):
             residual = self.graph.residual(z, y)  # out of sample: before the round is added
@@ -333,3 +365,22 @@ class SSEMUCBJO:
             due = self.t + 1 - self.last_fit >= self.refit_every
             self.stale |= surprise | due
         self.graph.add(z, y)
+
+    def reconstruction_error(self) -> np.ndarray:
+        """The in-sample error of the current fit (Fig. 3): the mean over the rounds so far
+        and the nodes of ``(y - y_hat)^2``, ``y_hat`` solving ``y_hat = F_hat(y_hat) + z``
+        (the overall delay rebuilt from the immediate one), ``(R,)``; NaN before any round or
+        where that solve does not converge (a fit that is no contraction)."""
+        out = np.full(len(self.centres), np.nan)
+        if not self.observations:
+            return out
+        z = np.stack([pair[0] for pair in self.observations], axis=1)  # (R, t, N)
+        y = np.stack([pair[1] for pair in self.observations], axis=1)
+        for r, weights in enumerate(self.graph.weights):
+            try:
+                sem = ChordSEM(weights, self.graph.dictionary, max_iter=REBUILD_SWEEPS)
+                rebuilt = sem.solve(z[r][None])[0]
+            except ConvergenceError:
+                continue
+            out[r] = float(np.mean((y[r] - rebuilt) ** 2))
+        return out
