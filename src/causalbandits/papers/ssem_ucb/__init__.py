@@ -1,10 +1,12 @@
-"""SSEM-UCB (Bauschmann & Maghsudi, arXiv 2606.14650): the synthetic trials and the linear
-sanity check; presets ``(quick: bool) -> Experiment`` by catalogue name."""
+"""SSEM-UCB (Bauschmann & Maghsudi, arXiv 2606.14650): the synthetic trials, the linear
+sanity check and the German train delays; presets ``(quick: bool) -> Experiment`` by
+catalogue name."""
 
 from __future__ import annotations
 
 from functools import partial
 
+from causalbandits.papers.ssem_ucb import train_delays
 from causalbandits.papers.ssem_ucb.trials import preset, tuning
 
 EXPERIMENTS = {
@@ -13,4 +15,6 @@ EXPERIMENTS = {
         for trial in ("linear", "trial-1", "trial-2", "trial-3")
     },
     "ssem-ucb-tuning": tuning,
+    "ssem-ucb-train-delays": partial(train_delays.preset, "simulator"),
+    "ssem-ucb-train-delays-replay": partial(train_delays.preset, "replay"),
 }

@@ -1,0 +1,269 @@
+"""SSEM-UCB on the German train delays (Sec. V-B, App. -G2; Figs. 3 and 6).
+
+Two environments on one SEM fitted to the 80 available hours
+(:func:`~causalbandits.envs.train_delays.fit_train_delay_sem`): the calibrated simulator
+(``T = 342``, whose optimum is known, so the regret is measured) and the replay of the real
+hours (``T = 79``, :mod:`~causalbandits.envs.train_delay_replay`; its regret is the
+simulator's diagnostic). The learners: SSEM-UCB-JO with the paper's ``s = 6``, ``q = 3`` and
+the alternative external UCB of App. -G2 (``bonus_form="sum"``) on a cyclic ``F_hat`` (jets
+solved degree by degree, :func:`~causalbandits.estimators.jets.reward_jets`), with the
+fitted SEM's dictionary (linear, cubic and the fitted shifted tanh); SEM-UCB (``q = 1``,
+linear dictionary) and random super arms as baselines, which the paper does not report.
+The radius and bonus scales are the values tuned on trial 1 (decisions: ssem-ucb 12).
+
+Every round is recorded: the regret, the super arm played (``super_arm``: bit ``i`` is
+station ``i``), the in-sample reconstruction error of ``y`` from ``z`` (Fig. 3) and the wall
+time. The replicates share the fit and the Monte Carlo table and differ in the base-arm
+draws and the policies' tie-breaking (the paper reports one run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from causalbandits.data.train_delays import (
+    FILES,
+    TrainDelayData,
+    load_train_delays,
+    resolve_data_dir,
+)
+from causalbandits.envs.train_delay_replay import TrainDelayReplay, train_delay_replay
+from causalbandits.envs.train_delays import (
+    HORIZON,
+    MAX_ARMS,
+    MC_SAMPLES,
+    TrainDelayFit,
+    TrainDelaySimulator,
+    fit_train_delay_sem,
+    train_delay_simulator,
+)
+from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.metrics import METRICS
+from causalbandits.experiments.recorders import (
+    ActionLog,
+    CurrentAction,
+    Elapsed,
+    ReconstructionError,
+    default_recorders,
+)
+from causalbandits.experiments.simulate import results_frame, simulate
+from causalbandits.papers.ssem_ucb.paper import BONUS_SCALE, EVALUATION_SEED, RADIUS_SCALE, jo
+from causalbandits.papers.ssem_ucb.train_delay_report import build_report, plot_all
+from causalbandits.policies.semibandit import RandomSuperArm
+from causalbandits.policies.ssem_ucb import SSEMUCBJO
+from causalbandits.random import Stream, policy_stream
+
+ENVIRONMENTS = ("simulator", "replay")
+#: The paper's Taylor degree on this data.
+DEGREE = 3
+ALGORITHMS = (jo(DEGREE), "SEM-UCB", "Random")
+
+
+@cache
+def fitted(folder: str) -> tuple[TrainDelayData, TrainDelayFit]:
+    """The data of ``folder`` and the SEM fitted to them (once per process)."""
+    data = load_train_delays(folder)
+    return data, fit_train_delay_sem(data)
+
+
+@cache
+def simulator(
+    folder: str, horizon: int, super_arm_size: int, mc_samples: int, seed: int, replicates: int
+) -> TrainDelaySimulator:
+    """The calibrated simulator on ``folder``'s fit (its Monte Carlo table built once per
+    process and configuration)."""
+    data, fit = fitted(folder)
+    return train_delay_simulator(
+        fit=fit,
+        horizon=horizon,
+        max_arms=super_arm_size,
+        seed=seed,
+        mc_samples=mc_samples,
+        replicates=replicates,
+    )
+
+
+@dataclass(frozen=True)
+class TrainDelayRun(TaskGrid):
+    """SSEM-UCB and the baselines on the simulator or the replay (module docstring).
+
+    Parameters
+    ----------
+    environment: ``"simulator"`` or ``"replay"``.
+    algorithms: ``"SSEM-UCB-JO q=<q>"``, ``"SEM-UCB"``, ``"Random"``.
+    replicates: runs per algorithm (the paper: one).
+    horizon: ``T`` of the simulator (the replay serves every present hour once).
+    super_arm_size: ``s``.
+    radius_scale, bonus_scale, bonus_form: SSEM-UCB's confidence radius and external UCB.
+    mc_samples: the simulator's common Monte Carlo samples of ``mu(x)``.
+    data_path: the data folder (:func:`~causalbandits.data.train_delays.resolve_data_dir`);
+        not fingerprinted, the files' SHA-256 are.
+    """
+
+    environment: str = "simulator"
+    algorithms: tuple[str, ...] = ALGORITHMS
+    replicates: int = 1
+    horizon: int = HORIZON
+    super_arm_size: int = MAX_ARMS
+    radius_scale: float = RADIUS_SCALE
+    bonus_scale: float = BONUS_SCALE
+    bonus_form: str = "sum"
+    mc_samples: int = MC_SAMPLES
+    data_path: str | None = None
+    seed: int = EVALUATION_SEED
+    chunk_size: int = 1
+    name: str = "ssem-ucb-train-delays"
+    description: str = "SSEM-UCB paper Sec. V-B (Figs. 3, 6): German train delays, simulator"
+
+    UNFINGERPRINTED: ClassVar[tuple[str, ...]] = ("description", "data_path")
+    DATA_FIELD: ClassVar[str | None] = "data_path"
+    #: Common random numbers: every algorithm meets the same signals.
+    SEED_AXES: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "algorithms", tuple(self.algorithms))
+        if self.environment not in ENVIRONMENTS:
+            raise ValueError(f"environment must be one of {ENVIRONMENTS}, got {self.environment!r}")
+        if not self.algorithms or len(set(self.algorithms)) != len(self.algorithms):
+            raise ValueError(f"algorithms must be distinct and non-empty, got {self.algorithms}")
+        for label in self.algorithms:
+            self.policy_spec(label)  # unknown labels raise here
+        if int(self.replicates) != self.replicates or self.replicates < 1:
+            raise ValueError(f"replicates must be a positive integer, got {self.replicates}")
+        if self.horizon < 1 or self.chunk_size < 1:
+            raise ValueError("need horizon >= 1 and chunk_size >= 1")
+        if self.radius_scale <= 0 or self.bonus_scale < 0:
+            raise ValueError("need radius_scale > 0 and bonus_scale >= 0")
+
+    @staticmethod
+    def policy_spec(label: str) -> tuple[str, int]:
+        """``(family, degree)`` of an algorithm label."""
+        if label in ("SEM-UCB", "Random"):
+            return label, 1
+        prefix = "SSEM-UCB-JO q="
+        if label.startswith(prefix) and label[len(prefix) :].isdigit():
+            degree = int(label[len(prefix) :])
+            if degree >= 1:
+                return "SSEM-UCB-JO", degree
+        raise ValueError(f"unknown algorithm {label!r}; use {ALGORITHMS} or another degree")
+
+    # ---------------------------------------------------------------- the grid
+
+    def axes(self) -> dict[str, Sequence[Any]]:
+        return {"algorithm": self.algorithms}
+
+    def task_cost(self, point: Mapping[str, Any]) -> float:
+        return float(self.policy_spec(point["algorithm"])[1])
+
+    def folder(self) -> str:
+        return str(resolve_data_dir(self.data_path).resolve())
+
+    def data_files(self) -> dict[str, Path]:
+        """The four data files (their SHA-256 join the fingerprint)."""
+        folder = Path(self.folder())
+        return {name: folder / name for name in FILES}
+
+    def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
+        """The base run with the data folder resolved first (absolute, for every worker)."""
+        resolved = dataclasses.replace(self, data_path=self.folder())
+        return TaskGrid.run(resolved, out_dir, **options)
+
+    # ---------------------------------------------------------------- running
+
+    def oracle(self, replicates: int = 1) -> TrainDelaySimulator:
+        """The simulator (the replay's diagnostic oracle with ``replicates = 1``)."""
+        return simulator(
+            self.folder(),
+            self.horizon,
+            self.super_arm_size,
+            self.mc_samples,
+            self.seed,
+            replicates,
+        )
+
+    def build_environment(self, count: int) -> TrainDelaySimulator | TrainDelayReplay:
+        """The environment of ``count`` replicates (not yet reset)."""
+        if self.environment == "simulator":
+            return self.oracle(count)
+        data, fit = fitted(self.folder())
+        return train_delay_replay(data, fit=fit, max_arms=self.super_arm_size, oracle=self.oracle())
+
+    def policy(self, label: str, env: Any) -> Any:
+        """A fresh policy (not yet reset)."""
+        family, degree = self.policy_spec(label)
+        if family == "Random":
+            return RandomSuperArm(env.problem)
+        _, fit = fitted(self.folder())
+        dictionary = fit.dictionary if family == "SSEM-UCB-JO" else ("linear",)
+        return SSEMUCBJO(
+            env.problem,
+            degree=degree,
+            dictionary=dictionary,
+            radius_scale=self.radius_scale,
+            bonus_scale=self.bonus_scale,
+            bonus_form=self.bonus_form,
+            signal_width=1.0,
+            upper_triangular=False,
+        )
+
+    def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
+        label = point["algorithm"]
+        with threadpool_limits(limits=1):
+            env = self.build_environment(len(replicates))
+            env.reset(self.seeds(setting, replicates, Stream.NOISE))
+            policy = self.policy(label, env)
+            policy.reset(self.seeds(setting, replicates, policy_stream(label)))
+            log = ActionLog()
+            recorders = [*default_recorders(), CurrentAction(), Elapsed(), ReconstructionError()]
+            rounds = np.arange(1, env.horizon + 1)
+            result = simulate(env, policy, rounds, [*recorders, log])
+        codes = log.stacked().astype(np.int64) @ (1 << np.arange(env.n_arms, dtype=np.int64))
+        frame = results_frame(
+            result,
+            label,
+            replicates,
+            experiment=self.name,
+            setting=0,
+            environment=self.environment,
+        )
+        frame["super_arm"] = codes.T.ravel()  # (T, R) -> replicate-major, as the frame
+        frame["avg_regret"] = frame["cum_regret"] / frame["t"]
+        keys = ["experiment", "setting", "environment", "algorithm", "replicate", "t"]
+        return frame[[*keys, *(m for m in METRICS if m in frame), "super_arm"]]
+
+    # ---------------------------------------------------------------- outputs
+
+    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
+        return plot_all(df, Path(out_dir), fitted(self.folder())[0])
+
+    def report(self, df: pd.DataFrame) -> str:
+        return build_report(df, self, fitted(self.folder())[0])
+
+
+# -------------------------------------------------------------------- presets
+
+#: Quick variants: s = 2 (211 super arms), 40 rounds, 32 Monte Carlo samples.
+QUICK = {"super_arm_size": 2, "horizon": 40, "mc_samples": 32}
+
+
+def preset(environment: str, quick: bool = False) -> TrainDelayRun:
+    """The paper's train-delay run on the ``"simulator"`` or the ``"replay"``."""
+    suffix = "" if environment == "simulator" else "-replay"
+    what = "calibrated simulator, T = 342" if environment == "simulator" else "replay, T = 79"
+    fields: dict[str, Any] = {
+        "environment": environment,
+        "name": f"ssem-ucb-train-delays{suffix}",
+        "description": f"SSEM-UCB paper Sec. V-B (Figs. 3, 6): German train delays, {what}",
+    }
+    if quick:
+        fields = {**fields, **QUICK, "name": fields["name"] + "-quick"}
+    return TrainDelayRun(**fields)
