@@ -328,7 +328,9 @@ class SSEMUCBJO:
         extrapolated to super arms never played), and a cyclic fit that is no contraction
         about the centres has no reward map to expand (``ConvergenceError``, then tried per
         replicate): such jets are NaN, and those super arms are not played until the next
-        refit (:func:`selection_scores`)."""
+        refit (:func:`selection_scores`). A replicate whose map fails for one size of super
+        arm fails for all (:meth:`_refit`): no super arm scores, and the argmax plays one
+        uniformly at random until the next refit."""
         expand = partial(
             reward_jets,
             dictionary=self.graph.dictionary,
