@@ -20,8 +20,10 @@ needs_data = pytest.mark.skipif(
 
 def test_switches_are_counted_per_block_after_the_initial_rounds() -> None:
     codes = np.array([1, 2, 4, 4, 4, 8, 8, 16, 16, 16, 16])
-    # after round 2: rounds 3..11 against their predecessors, blocks of 4 rounds
+    # after round 2: rounds 3..11 against their predecessors, blocks of 4 rounds (the last
+    # block, one round without a switch, scaled to 4 rounds)
     assert switches_per_block(codes, 2, block=4).tolist() == [2, 1, 0]
+    assert switches_per_block(codes[:-1], 2, block=3).tolist() == [1, 2, 0]
 
 
 def test_super_arm_codes_decode_to_their_stations_and_distances_are_haversine() -> None:
