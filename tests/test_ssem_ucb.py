@@ -25,7 +25,12 @@ from causalbandits.estimators.taylor_moments import (
 )
 from causalbandits.experiments.simulate import compare
 from causalbandits.policies.semibandit import RandomSuperArm
-from causalbandits.policies.ssem_ucb import SSEMUCBJO, initial_blocks, selection_scores
+from causalbandits.policies.ssem_ucb import (
+    SSEMUCBJO,
+    contracted,
+    initial_blocks,
+    selection_scores,
+)
 from causalbandits.random import replicate_seeds
 from causalbandits.scm.basis import Dictionary
 from causalbandits.scm.separable import SeparableSEM
@@ -328,7 +333,50 @@ def test_reconstruction_error_is_zero_for_the_true_fit_and_the_plain_error_for_n
     env, policy = quadratic_policy_after(20)
     z = np.stack([pair[0] for pair in policy.observations], axis=1)
     y = np.stack([pair[1] for pair in policy.observations], axis=1)
-    policy.graph.coefficients[:] = env.sem.weights.reshape(policy.graph.coefficients.shape)
+    policy.fitted[:] = env.sem.weights
     assert policy.reconstruction_error()[0] < 1e-20
-    policy.graph.coefficients[:] = 0.0
+    policy.fitted[:] = 0.0
     np.testing.assert_allclose(policy.reconstruction_error(), np.mean((y - z) ** 2, axis=(1, 2)))
+
+
+def test_a_fit_is_shrunk_onto_a_contraction_on_the_observed_range() -> None:
+    """A linear 2-cycle of gains 2 and 0.5 has slope bound rho = 1: shrunk by 0.8 / 1; a
+    cubic edge's slope bound is its largest slope on the range, 3 a high^2."""
+    linear = Dictionary.from_names("linear")
+    weights = np.zeros((2, 2, 1))
+    weights[0, 1, 0], weights[1, 0, 0] = 2.0, 0.5
+    low, high = np.zeros(2), np.ones(2)
+    shrunk, factor = contracted(weights, linear, low, high, 0.8)
+    assert factor == pytest.approx(0.8) and np.allclose(shrunk, 0.8 * weights)
+    kept, factor = contracted(0.5 * weights, linear, low, high, 0.8)
+    assert factor == 1.0 and np.array_equal(kept, 0.5 * weights)
+    cubic = Dictionary.from_names("cubic")
+    weights = np.zeros((2, 2, 1))
+    weights[0, 1, 0], weights[1, 0, 0] = 1.0, 1.0  # rho = sqrt(3 h1^2 * 3 h0^2)
+    _, factor = contracted(weights, cubic, np.array([-1.0, 0.0]), np.array([0.5, 2.0]), 0.5)
+    assert factor == pytest.approx(0.5 / np.sqrt(3 * 1.0 * 3 * 4.0))
+
+
+def test_with_max_contraction_the_same_fit_is_shrunk_and_played() -> None:
+    env = small_environment()
+    env.reset(0)
+    policy = SSEMUCBJO(
+        env.problem,
+        degree=2,
+        dictionary=QUADRATIC.names,
+        upper_triangular=False,
+        max_contraction=0.9,
+    )
+    policy.reset(replicate_seeds(0, 0, [0], 1))
+    for _ in range(10):
+        actions = policy.select()
+        policy.update(actions, env.step(actions))
+    policy.graph.coefficients[:] = 0.0
+    policy.graph.coefficients[0, 0, 2 * 1] = policy.graph.coefficients[0, 1, 2 * 0] = 2.0
+    policy.graph.fit = lambda which: policy.graph.weights.copy()
+    before = policy.shrunk_refits[0]
+    policy._refit(np.array([True]))
+    assert policy.shrunk_refits[0] == before + 1 and policy.divergent_refits[0] == 0
+    assert np.isfinite(policy.scores()).all()
+    # the 2-cycle of gains 2 has rho = 2: both gains shrink to 0.9
+    np.testing.assert_allclose(policy.fitted[0, [0, 1], [1, 0], 0], [0.9, 0.9])

@@ -42,6 +42,8 @@ def test_bad_configurations_are_refused() -> None:
         TrainDelayRun(algorithms=("SSEM-UCB-JO q=0",))
     with pytest.raises(ValueError, match="unknown algorithm"):
         TrainDelayRun(algorithms=("METS",))
+    with pytest.raises(ValueError, match="max_contraction"):
+        TrainDelayRun(max_contraction=1.0)
     with pytest.raises(ValueError, match="distinct"):
         TrainDelayRun(algorithms=("Random", "Random"))
 

@@ -100,6 +100,30 @@ def selection_scores(
     return np.where(finite, internal + bonus_scale * weight * bonus, -np.inf)
 
 
+def contracted(
+    weights: np.ndarray,
+    dictionary: Dictionary,
+    low: np.ndarray,
+    high: np.ndarray,
+    max_contraction: float,
+    points: int = 33,
+) -> tuple[np.ndarray, float]:
+    """``F`` (weights ``(N, N, K)``) shrunk onto a contraction: ``M[i, j]``, the largest
+    ``|f_ij'|`` over ``points`` values of ``y_j`` in ``[low_j, high_j]``, bounds ``F``'s slopes
+    there, and ``rho(M) < 1`` makes the fixed point contract (Prop. IV.4, in the max norm
+    weighted by ``M``'s Perron vector). If ``rho(M) >= max_contraction`` every weight is
+    multiplied by ``max_contraction / rho(M)``; returns the weights and that factor (1: kept).
+    """
+    grid = low + np.linspace(0.0, 1.0, points)[:, None] * (high - low)  # (G, N)
+    slopes = dictionary.derivatives(grid, 1)[:, 1]  # (K, G, N)
+    bound = np.abs(np.einsum("ijk,kgj->gij", weights, slopes)).max(axis=0)
+    rho = float(np.abs(np.linalg.eigvals(bound)).max(initial=0.0))
+    if rho < max_contraction:
+        return weights, 1.0
+    factor = max_contraction / rho
+    return weights * factor, factor
+
+
 class SSEMUCBJO:
     """SSEM-UCB-JO (Alg. 2) on ``R`` replicates; the base of the other SSEM-UCB variants, which
     override :meth:`fit_graph` (how ``F_hat`` is learned), :meth:`moment_boxes` (the boxes of the
@@ -125,6 +149,9 @@ class SSEMUCBJO:
         lie in an interval of this width (``None``: no clipping).
     refit_every, residual_factor: the refit rule.
     upper_triangular: fit a DAG in the paper's order (default: ``problem.upper_triangular``).
+    max_contraction: with cycles, shrink each fit whose slope bound has a spectral radius of
+        at least this onto it (:func:`contracted`; Prop. IV.4 assumes a contraction);
+        ``None`` keeps the fit as it is.
     """
 
     #: Alg. 2 multiplies the external UCB by ``sqrt(sqrt(t-1) / ln(t-1))``.
@@ -150,6 +177,7 @@ class SSEMUCBJO:
         refit_every: int = 25,
         residual_factor: float = 3.0,
         upper_triangular: bool | None = None,
+        max_contraction: float | None = None,
     ) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         check_sizes(self.n_arms, self.super_arm_size)
@@ -178,6 +206,9 @@ class SSEMUCBJO:
         self.bonus_form, self.internal_ucb = bonus_form, internal_ucb
         self.signal_width = signal_width
         self.refit_every, self.residual_factor = int(refit_every), float(residual_factor)
+        if max_contraction is not None and not 0 < max_contraction < 1:
+            raise ValueError(f"max_contraction must lie in (0, 1), got {max_contraction}")
+        self.max_contraction = max_contraction
         self.super_arms = all_super_arms(self.n_arms, self.super_arm_size)
         self.monomials = MonomialTable(self.n_arms, self.degree)
         self.blocks = np.tile(
@@ -204,6 +235,10 @@ class SSEMUCBJO:
         self.refits = np.zeros(replicates, dtype=np.int64)
         #: Refits whose fitted SEM diverged about some super arm's centre (per replicate).
         self.divergent_refits = np.zeros(replicates, dtype=np.int64)
+        #: Refits shrunk onto a contraction (``max_contraction``), per replicate.
+        self.shrunk_refits = np.zeros(replicates, dtype=np.int64)
+        #: ``F_hat`` as used (after any shrink), ``(R, N, N, K)``.
+        self.fitted = np.zeros_like(self.graph.weights)
         self.uniforms = uniform_stream(seeds, (len(self.super_arms),))
         #: Every round's observed ``z`` and ``y``, ``(R, N)`` each (for diagnostics).
         self.observations: list[tuple[np.ndarray, np.ndarray]] = []
@@ -303,6 +338,14 @@ class SSEMUCBJO:
         """Refit the graph of the replicates ``which``, re-centre and recompute their jets."""
         which = np.array(which, dtype=bool)  # not a view of ``stale``, which is cleared below
         weights = self.fit_graph(which)
+        if self.max_contraction is not None and not self.upper_triangular:
+            ranges = self._observed_ranges()[which]
+            for row, (low, high) in enumerate(ranges):
+                weights[row], factor = contracted(
+                    weights[row], self.graph.dictionary, low, high, self.max_contraction
+                )
+                self.shrunk_refits[np.flatnonzero(which)[row]] += factor < 1
+        self.fitted[which] = weights
         self.centres[which] = self.sums.means()[which]
         expanded = [self._jets(weights, self.centres[which], g.members) for g in self.groups]
         failed = np.any([fails for _, fails in expanded], axis=0)  # no map: no super arm
@@ -368,6 +411,11 @@ class SSEMUCBJO:
             self.stale |= surprise | due
         self.graph.add(z, y)
 
+    def _observed_ranges(self) -> np.ndarray:
+        """The smallest and largest observed ``y`` of every node, ``(R, 2, N)``."""
+        y = np.stack([pair[1] for pair in self.observations], axis=1)  # (R, t, N)
+        return np.stack([y.min(axis=1), y.max(axis=1)], axis=1)
+
     def reconstruction_error(self) -> np.ndarray:
         """The in-sample error of the current fit (Fig. 3): the mean over the rounds so far
         and the nodes of ``(y - y_hat)^2``, ``y_hat`` solving ``y_hat = F_hat(y_hat) + z``
@@ -378,7 +426,7 @@ class SSEMUCBJO:
             return out
         z = np.stack([pair[0] for pair in self.observations], axis=1)  # (R, t, N)
         y = np.stack([pair[1] for pair in self.observations], axis=1)
-        for r, weights in enumerate(self.graph.weights):
+        for r, weights in enumerate(self.fitted):
             try:
                 sem = ChordSEM(weights, self.graph.dictionary, max_iter=REBUILD_SWEEPS)
                 rebuilt = sem.solve(z[r][None])[0]
