@@ -380,3 +380,21 @@ def test_with_max_contraction_the_same_fit_is_shrunk_and_played() -> None:
     assert np.isfinite(policy.scores()).all()
     # the 2-cycle of gains 2 has rho = 2: both gains shrink to 0.9
     np.testing.assert_allclose(policy.fitted[0, [0, 1], [1, 0], 0], [0.9, 0.9])
+
+
+def test_reference_rounds_are_fixed_noise_free_rounds_of_valid_super_arms() -> None:
+    env = small_environment(replicates=2)
+    z, y = env.reference_rounds(50)
+    again = env.reference_rounds(50)
+    assert z.shape == y.shape == (2, 50, 5)
+    np.testing.assert_array_equal(z, again[0])
+    np.testing.assert_allclose(y, env.sem.mechanisms(y) + z, atol=1e-10)
+    assert ((z != 0).sum(axis=2) <= env.super_arm_size).all() and (z != 0).any()
+    # the held-out error of the true fit is zero, of the empty fit the plain error
+    env.reset(0)
+    policy = SSEMUCBJO(env.problem, degree=2, dictionary=QUADRATIC.names)
+    policy.reset(replicate_seeds(0, 0, [0, 1], 1))
+    policy.fitted[:] = env.sem.weights
+    assert np.all(policy.reconstruction_error(z, y) < 1e-20)
+    policy.fitted[:] = 0.0
+    np.testing.assert_allclose(policy.reconstruction_error(z, y), ((y - z) ** 2).mean(axis=(1, 2)))

@@ -68,6 +68,13 @@ def test_the_records_match_the_environment(environment: str, tmp_path: Path) -> 
     np.testing.assert_allclose(df["regret_now"], regrets, atol=1e-12)
     learner = df[df["algorithm"] == "SSEM-UCB-JO q=2"]
     assert learner["reconstruction_mse"].notna().sum() >= 10
+    assert learner["heldout_mse"].notna().sum() >= 10
+    if environment == "replay":  # the held-out rounds are the real hours as they were
+        env = grid.build_environment(1)
+        env.reset(0)
+        z, y = env.reference_rounds()
+        np.testing.assert_array_equal(y[0], env.endogenous)
+        np.testing.assert_array_equal(z[0], env.signals[:, 0])
     assert df[df["algorithm"] == "Random"]["reconstruction_mse"].isna().all()
     assert len(df) == 2 * (15 if environment == "simulator" else 79)
     assert fitted(str(FOLDER.resolve()))[0].names[0] == "Eisenach"

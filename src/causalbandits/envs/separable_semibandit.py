@@ -59,6 +59,10 @@ def monte_carlo_payoffs(
     return means, maxima
 
 
+#: Held-out rounds of :meth:`SeparableSemiBandit.reference_rounds` (a fit's error there).
+REFERENCE_ROUNDS = 200
+
+
 class SeparableSemiBandit(ReplicatedEnvironment):
     """``R`` nonlinear separable semi-bandits (one SEM and base-arm law per replicate).
 
@@ -141,6 +145,16 @@ class SeparableSemiBandit(ReplicatedEnvironment):
         children = derive(self._mc_seeds, 1)
         uniforms = np.stack([as_generator(s).random((count, self.n_arms)) for s in children])
         return self.arms.quantile(uniforms)
+
+    def reference_rounds(self, count: int = REFERENCE_ROUNDS) -> tuple[np.ndarray, np.ndarray]:
+        """``count`` fixed held-out rounds per replicate (the same at every call): super arms
+        drawn uniformly from :attr:`super_arms`, fresh base-arm signals, and the noise-free
+        ``y = F(y) + z``; ``(z, y)``, each ``(R, count, N)``."""
+        generators = [as_generator(s) for s in derive(self._mc_seeds, 2)]
+        rows = np.stack([g.integers(len(self.super_arms), size=count) for g in generators])
+        uniforms = np.stack([g.random((count, self.n_arms)) for g in generators])
+        z = self.super_arms[rows] * self.arms.quantile(uniforms)
+        return z, self.sem.solve(z)
 
     @property
     def replicates(self) -> int:

@@ -183,6 +183,12 @@ class TrainDelayReplay(ReplicatedEnvironment):
             raise RuntimeError("call reset() before using the environment")
         return self._residuals
 
+    def reference_rounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """The served hours as they were (the complete super arm): ``z_t = b_t`` and the real
+        ``y_t``, each ``(R, T, N)`` (a fit's error of rebuilding the real delays)."""
+        z = np.moveaxis(self.signals, 0, 1)
+        return z, np.broadcast_to(self.endogenous[None], z.shape)
+
     def check_actions(self, actions: np.ndarray) -> np.ndarray:
         return check_super_arms(actions, self.n_arms, self.super_arm_size, self.replicates)
 

@@ -132,14 +132,25 @@ class GraphError(Recorder):
 
 class ReconstructionError(Recorder):
     """``reconstruction_mse``: the policy's in-sample error of rebuilding ``y`` from ``z``
-    through its current fit (its ``reconstruction_error()``; SSEM-UCB Fig. 3); NaN for a
-    policy without one."""
+    through its current fit (its ``reconstruction_error()``; SSEM-UCB Fig. 3), and
+    ``heldout_mse``: the same on the environment's fixed ``reference_rounds()`` ``(z, y)``
+    (NaN when it has none); NaN for a policy without one."""
 
-    columns = ("reconstruction_mse",)
+    columns = ("reconstruction_mse", "heldout_mse")
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        super().start(env, policy, rounds, replicates)
+        reference = getattr(env, "reference_rounds", None)
+        self._reference = None if reference is None else reference()
 
     def on_checkpoint(self, k: int, t: int) -> None:
         error = getattr(self.policy, "reconstruction_error", None)
-        self.values["reconstruction_mse"][k] = np.nan if error is None else error()
+        if error is None:
+            self.values["reconstruction_mse"][k] = self.values["heldout_mse"][k] = np.nan
+            return
+        self.values["reconstruction_mse"][k] = error()
+        held_out = np.nan if self._reference is None else error(*self._reference)
+        self.values["heldout_mse"][k] = held_out
 
 
 class LockIns(Recorder):

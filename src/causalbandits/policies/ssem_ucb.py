@@ -416,16 +416,21 @@ class SSEMUCBJO:
         y = np.stack([pair[1] for pair in self.observations], axis=1)  # (R, t, N)
         return np.stack([y.min(axis=1), y.max(axis=1)], axis=1)
 
-    def reconstruction_error(self) -> np.ndarray:
-        """The in-sample error of the current fit (Fig. 3): the mean over the rounds so far
-        and the nodes of ``(y - y_hat)^2``, ``y_hat`` solving ``y_hat = F_hat(y_hat) + z``
-        (the overall delay rebuilt from the immediate one), ``(R,)``; NaN before any round or
-        where that solve does not converge (a fit that is no contraction)."""
+    def reconstruction_error(
+        self, z: np.ndarray | None = None, y: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The error of rebuilding ``y`` from ``z`` through the current fit (Fig. 3): the mean
+        over rounds and nodes of ``(y - y_hat)^2``, ``y_hat`` solving
+        ``y_hat = F_hat(y_hat) + z`` (the overall delay rebuilt from the immediate one),
+        ``(R,)``. On the rounds so far (in sample) unless ``z`` and ``y`` ``(R, S, N)`` are
+        given (e.g. held-out rounds); NaN before any round or where that solve does not
+        converge (a fit that is no contraction)."""
         out = np.full(len(self.centres), np.nan)
-        if not self.observations:
-            return out
-        z = np.stack([pair[0] for pair in self.observations], axis=1)  # (R, t, N)
-        y = np.stack([pair[1] for pair in self.observations], axis=1)
+        if z is None or y is None:
+            if not self.observations:
+                return out
+            z = np.stack([pair[0] for pair in self.observations], axis=1)  # (R, t, N)
+            y = np.stack([pair[1] for pair in self.observations], axis=1)
         for r, weights in enumerate(self.fitted):
             try:
                 sem = ChordSEM(weights, self.graph.dictionary, max_iter=REBUILD_SWEEPS)

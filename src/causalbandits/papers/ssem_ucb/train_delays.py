@@ -15,9 +15,11 @@ decisions: ssem-ucb 16): unshrunk, SSEM-UCB's fits of the real hours are no cont
 most rounds of the replay, and it then plays at random.
 
 Every round is recorded: the regret, the super arm played (``super_arm``: bit ``i`` is
-station ``i``), the in-sample reconstruction error of ``y`` from ``z`` (Fig. 3) and the wall
-time. The replicates share the fit and the Monte Carlo table and differ in the base-arm
-draws and the policies' tie-breaking (the paper reports one run).
+station ``i``; ``optimal_super_arm``: the simulator's), the error of rebuilding ``y`` from
+``z`` through the learner's fit (Fig. 3) in sample and on fixed held-out rounds (the
+simulator: 200 rounds of random super arms; the replay: the real hours as they were) and the
+wall time. The replicates share the fit and the Monte Carlo table and differ in the
+base-arm draws and the policies' tie-breaking (the paper reports one run).
 """
 
 from __future__ import annotations
@@ -237,7 +239,9 @@ class TrainDelayRun(TaskGrid):
             recorders = [*default_recorders(), CurrentAction(), Elapsed(), ReconstructionError()]
             rounds = np.arange(1, env.horizon + 1)
             result = simulate(env, policy, rounds, [*recorders, log])
-        codes = log.stacked().astype(np.int64) @ (1 << np.arange(env.n_arms, dtype=np.int64))
+        bits = 1 << np.arange(env.n_arms, dtype=np.int64)
+        codes = log.stacked().astype(np.int64) @ bits
+        optimum = self.oracle().optimal_action[0].astype(np.int64) @ bits
         frame = results_frame(
             result,
             label,
@@ -247,9 +251,11 @@ class TrainDelayRun(TaskGrid):
             environment=self.environment,
         )
         frame["super_arm"] = codes.T.ravel()  # (T, R) -> replicate-major, as the frame
+        frame["optimal_super_arm"] = optimum  # the simulator's
         frame["avg_regret"] = frame["cum_regret"] / frame["t"]
         keys = ["experiment", "setting", "environment", "algorithm", "replicate", "t"]
-        return frame[[*keys, *(m for m in METRICS if m in frame), "super_arm"]]
+        codes_columns = ["super_arm", "optimal_super_arm"]
+        return frame[[*keys, *(m for m in METRICS if m in frame), *codes_columns]]
 
     # ---------------------------------------------------------------- outputs
 
