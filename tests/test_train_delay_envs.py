@@ -13,13 +13,13 @@ from causalbandits.envs.train_delay_replay import (
     train_delay_replay,
 )
 from causalbandits.envs.train_delays import (
-    box_least_squares,
     fit_train_delay_sem,
     fixed_point_rate,
     held_out_errors,
     replay_inputs,
     train_delay_simulator,
 )
+from causalbandits.estimators.box_least_squares import box_least_squares
 from causalbandits.random import SubStream, derive
 from causalbandits.scm.basis import Dictionary, ScaledTanh
 from causalbandits.scm.separable import ChordSEM, SeparableSEM

@@ -118,6 +118,7 @@ from causalbandits.data.train_delays import TrainDelayData, load_train_delays
 from causalbandits.envs.base_arms import EmpiricalArms
 from causalbandits.envs.separable_semibandit import SeparableSemiBandit
 from causalbandits.envs.super_arms import check_sizes
+from causalbandits.estimators.box_least_squares import box_least_squares
 from causalbandits.random import RNGLike, SubStream, derive
 from causalbandits.scm.basis import CUBIC, LINEAR, BasisFunction, Dictionary, ScaledTanh
 from causalbandits.scm.separable import ChordSEM, SeparableSEM
@@ -268,46 +269,6 @@ def max_slope(basis: BasisFunction, low: float, high: float) -> float:
     if isinstance(basis, ScaledTanh):
         points = np.append(points, np.clip(basis.shift, low, high))
     return float(np.abs(basis.derivatives(points, 1)[1]).max())
-
-
-def box_least_squares(
-    features: np.ndarray,
-    target: np.ndarray,
-    rows: np.ndarray,
-    upper: np.ndarray,
-    tol: float = 1e-12,
-    max_sweeps: int = 2000,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``min sum_rows (r - c - X a)^2`` over ``0 <= a <= upper`` with a free intercept ``c``,
-    for a batch of problems: ``features`` ``(B, n, p)``, ``target`` ``(n,)``, ``rows`` ``(B, n)``
-    booleans (the rows each problem fits on), ``upper`` ``(B, p)``. Exact cyclic coordinate
-    descent on the centred normal equations (a convex problem with separable constraints);
-    returns ``a`` ``(B, p)`` and ``c`` ``(B,)``."""
-    weight = rows.astype(float)
-    count = np.maximum(weight.sum(axis=1), 1.0)
-    x_mean = np.einsum("bn,bnp->bp", weight, features) / count[:, None]
-    r_mean = weight @ target / count
-    centred = (features - x_mean[:, None, :]) * np.sqrt(weight)[:, :, None]
-    gram = np.einsum("bnp,bnq->bpq", centred, centred)
-    cross = np.einsum("bnp,bn->bp", centred, (target[None] - r_mean[:, None]) * np.sqrt(weight))
-    p = features.shape[2]
-    a = np.zeros((features.shape[0], p))
-    diag = np.einsum("bpp->bp", gram)
-    scale = max(float(np.abs(cross).max(initial=0.0)), 1e-300)
-    for _ in range(max_sweeps):
-        largest = 0.0
-        for k in range(p):
-            rest = cross[:, k] - np.einsum("bq,bq->b", gram[:, k], a) + diag[:, k] * a[:, k]
-            new = np.where(
-                diag[:, k] > 1e-14,
-                np.clip(rest / np.where(diag[:, k] > 1e-14, diag[:, k], 1.0), 0.0, upper[:, k]),
-                0.0,
-            )
-            largest = max(largest, float(np.abs(new - a[:, k]).max(initial=0.0)))
-            a[:, k] = new
-        if largest * max(float(diag.max(initial=0.0)), 1e-300) <= tol * scale:
-            break
-    return a, r_mean - np.einsum("bp,bp->b", x_mean, a)
 
 
 def _folds(count: int, folds: int) -> np.ndarray:
