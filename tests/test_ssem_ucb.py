@@ -308,20 +308,30 @@ def test_a_diverging_fit_is_counted_and_its_super_arms_skipped() -> None:
     )
 
 
-def test_a_cyclic_fit_that_is_no_contraction_is_counted_and_skipped() -> None:
-    """A fitted 2-cycle of gain 2 (nodes 0 <-> 1) has no equilibrium the process reaches: the
-    cyclic jets raise, the refit is counted and no super arm scores until the next refit."""
+def planted_two_cycle(**options: object) -> SSEMUCBJO:
+    """SSEM-UCB-JO on cycles (q = 2) after 10 rounds of the small environment, its fits
+    replaced by a planted 2-cycle of gain 2 (nodes 0 <-> 1), refitted once."""
     env = small_environment()
     env.reset(0)
-    policy = SSEMUCBJO(env.problem, degree=2, dictionary=QUADRATIC.names, upper_triangular=False)
+    policy = SSEMUCBJO(
+        env.problem, degree=2, dictionary=QUADRATIC.names, upper_triangular=False, **options
+    )
     policy.reset(replicate_seeds(0, 0, [0], 1))
     for _ in range(10):
         actions = policy.select()
         policy.update(actions, env.step(actions))
     policy.graph.coefficients[:] = 0.0
     policy.graph.coefficients[0, 0, 2 * 1] = policy.graph.coefficients[0, 1, 2 * 0] = 2.0
-    policy.graph.fit = lambda which: policy.graph.weights  # keep the planted fit
+    policy.graph.fit = lambda which: policy.graph.weights.copy()  # keep the planted fit
+    policy.shrunk_refits[:] = policy.divergent_refits[:] = 0
     policy._refit(np.array([True]))
+    return policy
+
+
+def test_a_cyclic_fit_that_is_no_contraction_is_counted_and_skipped() -> None:
+    """The planted 2-cycle has no equilibrium the process reaches: the cyclic jets raise, the
+    refit is counted and no super arm scores until the next refit."""
+    policy = planted_two_cycle()
     assert policy.divergent_refits[0] == 1
     assert np.all(np.isneginf(policy.scores()))
     assert np.isnan(policy.reconstruction_error()[0])
@@ -358,25 +368,8 @@ def test_a_fit_is_shrunk_onto_a_contraction_on_the_observed_range() -> None:
 
 
 def test_with_max_contraction_the_same_fit_is_shrunk_and_played() -> None:
-    env = small_environment()
-    env.reset(0)
-    policy = SSEMUCBJO(
-        env.problem,
-        degree=2,
-        dictionary=QUADRATIC.names,
-        upper_triangular=False,
-        max_contraction=0.9,
-    )
-    policy.reset(replicate_seeds(0, 0, [0], 1))
-    for _ in range(10):
-        actions = policy.select()
-        policy.update(actions, env.step(actions))
-    policy.graph.coefficients[:] = 0.0
-    policy.graph.coefficients[0, 0, 2 * 1] = policy.graph.coefficients[0, 1, 2 * 0] = 2.0
-    policy.graph.fit = lambda which: policy.graph.weights.copy()
-    before = policy.shrunk_refits[0]
-    policy._refit(np.array([True]))
-    assert policy.shrunk_refits[0] == before + 1 and policy.divergent_refits[0] == 0
+    policy = planted_two_cycle(max_contraction=0.9)
+    assert policy.shrunk_refits[0] == 1 and policy.divergent_refits[0] == 0
     assert np.isfinite(policy.scores()).all()
     # the 2-cycle of gains 2 has rho = 2: both gains shrink to 0.9
     np.testing.assert_allclose(policy.fitted[0, [0, 1], [1, 0], 0], [0.9, 0.9])
