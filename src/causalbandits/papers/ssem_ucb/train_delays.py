@@ -88,7 +88,7 @@ def simulator(
 ) -> TrainDelaySimulator:
     """The calibrated simulator on ``folder``'s fit (its Monte Carlo table built once per
     process and configuration)."""
-    data, fit = fitted(folder)
+    _, fit = fitted(folder)
     return train_delay_simulator(
         fit=fit,
         horizon=horizon,
