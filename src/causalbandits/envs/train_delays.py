@@ -121,13 +121,7 @@ from causalbandits.envs.super_arms import check_sizes
 from causalbandits.estimators.box_least_squares import box_least_squares
 from causalbandits.random import RNGLike, SubStream, derive
 from causalbandits.scm.basis import CUBIC, LINEAR, BasisFunction, Dictionary, ScaledTanh
-from causalbandits.scm.separable import (
-    ChordSEM,
-    SeparableSEM,
-    max_slope,
-    slope_bound,
-    spectral_radius,
-)
+from causalbandits.scm.separable import ChordSEM, SeparableSEM
 
 #: The paper's horizon: the source's 342 hourly files.
 HORIZON = 342
@@ -267,6 +261,14 @@ def _check_hours(hours: np.ndarray | Sequence[int] | None, count: int) -> np.nda
 def tanh_grid(scale: float) -> tuple[ScaledTanh, ...]:
     """The tanh shapes of :data:`TANH_WIDTHS` x :data:`TANH_SHIFTS` in normalised units."""
     return tuple(ScaledTanh(scale / w, d / scale) for w in TANH_WIDTHS for d in TANH_SHIFTS)
+
+
+def max_slope(basis: BasisFunction, low: float, high: float) -> float:
+    """``max |f'(v)|`` over ``[low, high]`` (513 points plus a tanh's inflection point)."""
+    points = np.linspace(low, high, 513)
+    if isinstance(basis, ScaledTanh):
+        points = np.append(points, np.clip(basis.shift, low, high))
+    return float(np.abs(basis.derivatives(points, 1)[1]).max())
 
 
 def _folds(count: int, folds: int) -> np.ndarray:
@@ -470,7 +472,7 @@ def fit_train_delay_sem(
         return w
 
     raw_box, raw_slopes = _contraction_box(weights_of(amplitude), dictionary, data_box, exo)
-    raw_rho = spectral_radius(raw_slopes)
+    raw_rho = _spectral_radius(raw_slopes)
     shrink = 1.0
     if max_contraction is not None and raw_rho > max_contraction:
         shrink = max_contraction / raw_rho
@@ -515,7 +517,7 @@ def fit_train_delay_sem(
         exogenous_values=values,
         box=box,
         slopes=slopes,
-        contraction=spectral_radius(slopes),
+        contraction=_spectral_radius(slopes),
         raw_contraction=raw_rho,
         shrink=shrink,
         hours=mask,
@@ -532,6 +534,20 @@ def fit_train_delay_sem(
     )
 
 
+def _spectral_radius(matrix: np.ndarray) -> float:
+    return float(np.abs(np.linalg.eigvals(matrix)).max(initial=0.0))
+
+
+def _slope_matrix(weights: np.ndarray, dictionary: Dictionary, box: np.ndarray) -> np.ndarray:
+    """``M[i, j] = max |f_ij'|`` over node ``j``'s box ``[box[0, j], box[1, j]]``."""
+    n = weights.shape[0]
+    out = np.zeros((n, n))
+    for j in range(n):
+        slopes = np.array([max_slope(f, box[0, j], box[1, j]) for f in dictionary.functions])
+        out[:, j] = np.abs(weights[:, j]) @ slopes
+    return out
+
+
 def _contraction_box(
     weights: np.ndarray, dictionary: Dictionary, data_box: np.ndarray, exo: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -543,8 +559,8 @@ def _contraction_box(
     low = np.minimum(np.where(finite, exo, np.inf).min(axis=0), 0.0)
     high = np.maximum(np.where(finite, exo, -np.inf).max(axis=0), 0.0)
     for _ in range(5):
-        slopes = slope_bound(weights, dictionary, box)
-        if spectral_radius(slopes) >= 1:
+        slopes = _slope_matrix(weights, dictionary, box)
+        if _spectral_radius(slopes) >= 1:
             return box, slopes
         sem = SeparableSEM(weights, dictionary, "newton")
         try:
@@ -555,7 +571,7 @@ def _contraction_box(
         if np.allclose(grown, box, rtol=0, atol=1e-12):
             return box, slopes
         box = grown
-    return box, slope_bound(weights, dictionary, box)
+    return box, _slope_matrix(weights, dictionary, box)
 
 
 # --- diagnostics -----------------------------------------------------------------------------

@@ -50,12 +50,7 @@ from causalbandits.estimators.taylor_moments import (
 )
 from causalbandits.random import random_argmax, uniform_stream
 from causalbandits.scm.basis import Dictionary
-from causalbandits.scm.separable import (
-    ChordSEM,
-    ConvergenceError,
-    slope_bound,
-    spectral_radius,
-)
+from causalbandits.scm.separable import ChordSEM, ConvergenceError
 
 INTERNAL_UCBS = ("per-addend", "vertex")
 #: Rounds of residuals since the last refit before the residual test may trigger a refit.
@@ -111,12 +106,18 @@ def contracted(
     low: np.ndarray,
     high: np.ndarray,
     max_contraction: float,
+    points: int = 33,
 ) -> tuple[np.ndarray, float]:
-    """``F`` (weights ``(N, N, K)``) shrunk onto a contraction on the box ``[low, high]``
-    (Prop. IV.4; :func:`~causalbandits.scm.separable.slope_bound`, as the train-delay
-    simulator's own fit): if ``rho(M) >= max_contraction`` every weight is multiplied by
-    ``max_contraction / rho(M)``; returns the weights and that factor (1: kept)."""
-    rho = spectral_radius(slope_bound(weights, dictionary, np.stack([low, high])))
+    """``F`` (weights ``(N, N, K)``) shrunk onto a contraction: ``M[i, j]``, the largest
+    ``|f_ij'|`` over ``points`` values of ``y_j`` in ``[low_j, high_j]``, bounds ``F``'s slopes
+    there, and ``rho(M) < 1`` makes the fixed point contract (Prop. IV.4, in the max norm
+    weighted by ``M``'s Perron vector). If ``rho(M) >= max_contraction`` every weight is
+    multiplied by ``max_contraction / rho(M)``; returns the weights and that factor (1: kept).
+    """
+    grid = low + np.linspace(0.0, 1.0, points)[:, None] * (high - low)  # (G, N)
+    slopes = dictionary.derivatives(grid, 1)[:, 1]  # (K, G, N)
+    bound = np.abs(np.einsum("ijk,kgj->gij", weights, slopes)).max(axis=0)
+    rho = float(np.abs(np.linalg.eigvals(bound)).max(initial=0.0))
     if rho < max_contraction:
         return weights, 1.0
     factor = max_contraction / rho

@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from causalbandits.scm.basis import BasisFunction, Dictionary, ScaledTanh
+from causalbandits.scm.basis import Dictionary
 
 Method = Literal["auto", "backward", "fixed-point", "newton"]
 
@@ -280,31 +280,3 @@ class ChordSEM(SeparableSEM):
             previous = (image, residual)
             y = new
         return None
-
-
-# --- contraction bounds (Prop. IV.4) ---------------------------------------------------------
-
-
-def max_slope(basis: BasisFunction, low: float, high: float) -> float:
-    """``max |f'(v)|`` over ``[low, high]`` (513 points plus a tanh's inflection point)."""
-    points = np.linspace(low, high, 513)
-    if isinstance(basis, ScaledTanh):
-        points = np.append(points, np.clip(basis.shift, low, high))
-    return float(np.abs(basis.derivatives(points, 1)[1]).max())
-
-
-def slope_bound(weights: np.ndarray, dictionary: Dictionary, box: np.ndarray) -> np.ndarray:
-    """``M[i, j] = sum_k |W[i, j, k]| max |phi_k'|`` over node ``j``'s box ``[box[0, j],
-    box[1, j]]``: a bound of ``|f_ij'|`` there (weights ``(N, N, K)``); ``rho(M) < 1`` makes
-    the fixed point contract on the box (in the max norm weighted by ``M``'s Perron vector)."""
-    n = weights.shape[0]
-    out = np.zeros((n, n))
-    for j in range(n):
-        slopes = np.array([max_slope(f, box[0, j], box[1, j]) for f in dictionary.functions])
-        out[:, j] = np.abs(weights[:, j]) @ slopes
-    return out
-
-
-def spectral_radius(matrix: np.ndarray) -> float:
-    """The largest absolute eigenvalue of a square matrix."""
-    return float(np.abs(np.linalg.eigvals(matrix)).max(initial=0.0))
