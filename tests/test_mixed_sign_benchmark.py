@@ -41,3 +41,6 @@ def test_the_report_checks_each_network_with_paired_differences():
     assert "| network 0: LinSEM-UCB beats UCB1 | difference 1 ± 0 | NO |" in report
     assert "| network 0: CSL-UCB beats UCB1 | difference -50 ± 12 | yes |" in report
     assert "| network 0: LinSEM-TS has the lowest regret | lowest: LinSEM-TS | yes |" in report
+    # CSL's limit on the network (population_subgraphs; README: 16 of 72 true edges kept).
+    assert "## CSL with infinitely many observational samples" in report
+    assert "| network 0 | 72 | 16 / 3 / 21 |" in report

@@ -14,6 +14,7 @@ few false negatives and some false positives by design. ``w = 0`` is CSL-nw.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,6 +132,24 @@ def learn_joint_subgraphs(
     return _prune(data, (0, 1), nodes, k, weight, as_generator(rng), cycle_edges_only)
 
 
+#: ``(slot, node, candidates) -> (weights, scores)``: the least-squares weights of
+#: ``candidates -> node`` in the mode of ``slot`` and their edge scores (eq. 25).
+EdgeScorer = Callable[[int, int, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def _learned_columns(n: int, chosen: np.ndarray | None) -> np.ndarray:
+    """The sorted learned nodes (all by default), checked to lie in ``0..n-1``."""
+    learned = np.arange(n) if chosen is None else np.unique(np.asarray(chosen, dtype=np.intp))
+    if learned.size and (learned[0] < 0 or learned[-1] >= n):
+        raise ValueError(f"nodes must lie in 0..{n - 1}, got {chosen}")
+    return learned
+
+
+def _check_weight(weight: float) -> None:
+    if not weight >= 0:
+        raise ValueError(f"weight must be non-negative, got {weight}")
+
+
 def _prune(
     data: SubgraphData,
     modes: tuple[int, ...],
@@ -140,20 +159,16 @@ def _prune(
     generator: np.random.Generator,
     cycle_edges_only: bool = False,
 ) -> tuple[CSLResult, ...]:
-    """Algorithm 1 on the given modes: complete graphs on the learned nodes' columns, then
-    delete the highest-scoring edge (eq. 25) of any mode until the union of the modes'
-    graphs is a DAG, refitting only the edge's target."""
-    if not weight >= 0:
-        raise ValueError(f"weight must be non-negative, got {weight}")
+    """Algorithm 1 on the samples of the given modes: checks that every learned node has
+    the samples CSL needs, then :func:`_delete_until_acyclic` with KSG edge scores."""
+    _check_weight(weight)
     n = data.n_nodes
     needed = max(n - 1, k) + 1
     if data.n_max is not None and data.n_max < needed:
         raise ValueError(f"n_max = {data.n_max} is below the {needed} samples CSL needs")
-    adjacency = np.zeros((len(modes), n, n), dtype=bool)
-    for slot, (mode, chosen) in enumerate(zip(modes, nodes, strict=True)):
-        learned = np.arange(n) if chosen is None else np.unique(np.asarray(chosen, dtype=np.intp))
-        if learned.size and (learned[0] < 0 or learned[-1] >= n):
-            raise ValueError(f"nodes must lie in 0..{n - 1}, got {chosen}")
+    columns = []
+    for mode, chosen in zip(modes, nodes, strict=True):
+        learned = _learned_columns(n, chosen)
         counts = data.counts[learned, mode]
         if counts.size and counts.min() < needed:
             node = int(learned[np.argmin(counts)])
@@ -161,6 +176,22 @@ def _prune(
                 f"CSL needs at least {needed} samples of every learned node in mode {mode}; "
                 f"node {node} has {data.counts[node, mode]}"
             )
+        columns.append(learned)
+
+    def scorer(slot: int, node: int, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return _score_node(data, node, modes[slot], candidates, k, weight, generator)
+
+    return _delete_until_acyclic(n, columns, scorer, cycle_edges_only)
+
+
+def _delete_until_acyclic(
+    n: int, columns: list[np.ndarray], scorer: EdgeScorer, cycle_edges_only: bool
+) -> tuple[CSLResult, ...]:
+    """Algorithm 1's loop, one graph per entry of ``columns`` (the learned nodes of a mode):
+    complete graphs on the learned columns, then delete the highest-scoring edge of any
+    graph until their union is a DAG, refitting only the edge's target."""
+    adjacency = np.zeros((len(columns), n, n), dtype=bool)
+    for slot, learned in enumerate(columns):
         adjacency[slot][:, learned] = True
         adjacency[slot][np.arange(n), np.arange(n)] = False
     weights = np.zeros(adjacency.shape)
@@ -169,11 +200,11 @@ def _prune(
     def refresh(slot: int, node: int) -> None:
         candidates = np.flatnonzero(adjacency[slot][:, node])
         weights[slot][:, node] = 0.0
-        weights[slot][candidates, node], scores[slot][candidates, node] = _score_node(
-            data, node, modes[slot], candidates, k, weight, generator
+        weights[slot][candidates, node], scores[slot][candidates, node] = scorer(
+            slot, node, candidates
         )
 
-    for slot in range(len(modes)):
+    for slot in range(len(columns)):
         for node in np.flatnonzero(adjacency[slot].any(axis=0)):
             refresh(slot, int(node))
     while not is_acyclic(union := adjacency.any(axis=0)):
@@ -186,8 +217,62 @@ def _prune(
         adjacency[slot, source, target] = False
         refresh(int(slot), int(target))
     return tuple(
-        CSLResult(adjacency=adjacency[slot], weights=weights[slot]) for slot in range(len(modes))
+        CSLResult(adjacency=adjacency[slot], weights=weights[slot]) for slot in range(len(columns))
     )
+
+
+def population_subgraphs(
+    weights: np.ndarray,
+    noise_mean: np.ndarray,
+    noise_variance: np.ndarray,
+    weight: float = 1.0,
+    cycle_edges_only: bool = False,
+) -> CSLResult:
+    """CSL (Algorithm 1) on infinitely many observational samples of a linear-Gaussian SEM:
+    what :func:`learn_graph` converges to, with no estimation error left.
+
+    ``X = (I - B^T)^{-1} eps`` with ``eps ~ N(nu, diag(noise_variance))`` (``B = weights``,
+    ``B[j, i]``: edge ``j -> i``) has mean ``mu`` and covariance ``Sigma``. The least squares of
+    ``z = x_i - nu_i`` on ``x_C`` without intercept (A2) is ``b = E[x_C x_C^T]^{-1} E[x_C z]``;
+    the residual ``r = z - b^T x_C`` is Gaussian with ``E[r x_C] = 0``, so
+    ``Cov(r, x_j) = -E[r] mu_j`` and eq. 25's mutual information is
+    ``I(r; x_j) = -log(1 - corr(r, x_j)^2) / 2``, exactly. It is zero in the true direction
+    (``r`` is the centred noise) and can be positive in the wrong one only through the known,
+    non-zero noise means. Deterministic: ties are broken by the first edge in row-major order.
+    """
+    weights = np.asarray(weights, dtype=float)
+    n = weights.shape[0]
+    if weights.shape != (n, n):
+        raise ValueError(f"weights must be square, got shape {weights.shape}")
+    noise_mean = np.broadcast_to(np.asarray(noise_mean, dtype=float), (n,))
+    noise_variance = np.broadcast_to(np.asarray(noise_variance, dtype=float), (n,))
+    if not np.all(noise_variance > 0):
+        raise ValueError("noise_variance must be positive")
+    _check_weight(weight)
+    transfer = np.linalg.inv(np.eye(n) - weights.T)
+    mean = transfer @ noise_mean
+    covariance = transfer @ (noise_variance[:, None] * transfer.T)
+    second = covariance + np.outer(mean, mean)  # E[x x^T]
+
+    def scorer(_: int, node: int, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cross = second[candidates, node] - mean[candidates] * noise_mean[node]  # E[x_C z]
+        block = second[np.ix_(candidates, candidates)]
+        b = np.linalg.solve(block, cross)
+        residual_mean = mean[node] - noise_mean[node] - b @ mean[candidates]
+        z_second = second[node, node] - 2 * noise_mean[node] * mean[node] + noise_mean[node] ** 2
+        residual_variance = z_second - 2 * b @ cross + b @ block @ b - residual_mean**2
+        correlation2 = (residual_mean * mean[candidates]) ** 2 / (
+            max(residual_variance, 1e-300) * np.diag(covariance)[candidates]
+        )
+        information = -0.5 * np.log1p(-np.minimum(correlation2, 1 - 1e-15))
+        if weight == 0:
+            return b, information
+        with np.errstate(divide="ignore"):
+            penalty = -weight * np.log(np.abs(b))
+        return b, information + penalty
+
+    (result,) = _delete_until_acyclic(n, [np.arange(n)], scorer, cycle_edges_only)
+    return result
 
 
 def learn_both_modes(

@@ -73,6 +73,11 @@ DEGREE = 3
 ALGORITHMS = (jo(DEGREE), "SEM-UCB", "Random")
 #: The learners' fits are shrunk onto contractions of this rate (decisions: ssem-ucb 16).
 MAX_CONTRACTION = 0.9
+#: The learners' lasso penalty and edge threshold on the normalised delays (root mean square
+#: about 0.03, against about 1 in the synthetic trials, whose 1e-3 and 0.05 here remove
+#: every edge; decisions: ssem-ucb 16).
+LASSO_PENALTY = 1e-6
+EDGE_THRESHOLD = 5e-4
 
 
 @cache
@@ -111,6 +116,8 @@ class TrainDelayRun(TaskGrid):
     horizon: ``T`` of the simulator (the replay serves every present hour once).
     super_arm_size: ``s``.
     radius_scale, bonus_scale, bonus_form: SSEM-UCB's confidence radius and external UCB.
+    lam, edge_threshold: the learners' dictionary-lasso penalty and edge threshold, scaled to
+        the normalised delays (decisions: ssem-ucb 16).
     max_contraction: the learners shrink a fit of ``F_hat`` onto a contraction of this rate
         (:func:`~causalbandits.policies.ssem_ucb.contracted`; ``None``: the fits as they are).
     mc_samples: the simulator's common Monte Carlo samples of ``mu(x)``.
@@ -127,6 +134,8 @@ class TrainDelayRun(TaskGrid):
     bonus_scale: float = BONUS_SCALE
     bonus_form: str = "sum"
     max_contraction: float | None = MAX_CONTRACTION
+    lam: float = LASSO_PENALTY
+    edge_threshold: float = EDGE_THRESHOLD
     mc_samples: int = MC_SAMPLES
     data_path: str | None = None
     seed: int = EVALUATION_SEED
@@ -153,6 +162,8 @@ class TrainDelayRun(TaskGrid):
             raise ValueError("need horizon >= 1 and chunk_size >= 1")
         if self.radius_scale <= 0 or self.bonus_scale < 0:
             raise ValueError("need radius_scale > 0 and bonus_scale >= 0")
+        if self.lam <= 0 or self.edge_threshold < 0:
+            raise ValueError("need lam > 0 and edge_threshold >= 0")
         if self.max_contraction is not None and not 0 < self.max_contraction < 1:
             raise ValueError(f"max_contraction must lie in (0, 1), got {self.max_contraction}")
 
@@ -226,6 +237,8 @@ class TrainDelayRun(TaskGrid):
             signal_width=1.0,
             upper_triangular=False,
             max_contraction=self.max_contraction,
+            lam=self.lam,
+            edge_threshold=self.edge_threshold,
         )
 
     def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
