@@ -23,7 +23,8 @@ from causalbandits.estimators.taylor_moments import (
     radius_multipliers,
     vertex_maximum,
 )
-from causalbandits.experiments.simulate import compare
+from causalbandits.experiments.recorders import ReconstructionError
+from causalbandits.experiments.simulate import compare, simulate
 from causalbandits.policies.semibandit import RandomSuperArm
 from causalbandits.policies.ssem_ucb import (
     SSEMUCBJO,
@@ -391,3 +392,26 @@ def test_reference_rounds_are_fixed_noise_free_rounds_of_valid_super_arms() -> N
     assert np.all(policy.reconstruction_error(z, y) < 1e-20)
     policy.fitted[:] = 0.0
     np.testing.assert_allclose(policy.reconstruction_error(z, y), ((y - z) ** 2).mean(axis=(1, 2)))
+
+
+def test_the_prequential_error_rebuilds_each_round_through_the_fit_that_chose_it() -> None:
+    """``prequential_mse`` of round ``t`` is the error of rebuilding round ``t`` through the
+    fit used to choose it (fitted on earlier rounds only): from the last refit on, that is
+    the final fit, whose error on each of those rounds is recomputed here."""
+    env = small_environment(replicates=2, horizon=60)
+    env.reset(0)
+    policy = SSEMUCBJO(env.problem, degree=2, dictionary=QUADRATIC.names, refit_every=20)
+    policy.reset(replicate_seeds(0, 0, [0, 1], 1))
+    recorder = ReconstructionError()
+    simulate(env, policy, np.arange(1, 61), [recorder])
+    errors = recorder.values["prequential_mse"]  # (T, R)
+    z = np.stack([pair[0] for pair in policy.observations], axis=1)
+    y = np.stack([pair[1] for pair in policy.observations], axis=1)
+    for r in range(2):
+        start = int(policy.last_fit[r])  # the round whose selection made the final fit
+        assert 30 <= start <= 50
+        for t in range(start, 61):
+            single = policy.reconstruction_error(z[:, t - 1 : t], y[:, t - 1 : t])[r]
+            assert errors[t - 1, r] == pytest.approx(single, rel=1e-12)
+        # the fits before it were worse on the rounds they had not seen
+        assert errors[4:14, r].mean() > errors[start - 1 :, r].mean()

@@ -46,6 +46,10 @@ def test_bad_configurations_are_refused() -> None:
         TrainDelayRun(max_contraction=1.0)
     with pytest.raises(ValueError, match="distinct"):
         TrainDelayRun(algorithms=("Random", "Random"))
+    with pytest.raises(ValueError, match="lam"):
+        TrainDelayRun(lam=0.0)
+    with pytest.raises(ValueError, match="target_density"):
+        TrainDelayRun(target_density=0.0)
 
 
 @needs_data
@@ -69,6 +73,7 @@ def test_the_records_match_the_environment(environment: str, tmp_path: Path) -> 
     learner = df[df["algorithm"] == "SSEM-UCB-JO q=2"]
     assert learner["reconstruction_mse"].notna().sum() >= 10
     assert learner["heldout_mse"].notna().sum() >= 10
+    assert learner["prequential_mse"].notna().sum() >= 10
     if environment == "replay":  # the held-out rounds are the real hours as they were
         env = grid.build_environment(1)
         env.reset(0)

@@ -21,6 +21,7 @@ METRICS = (
     "optimal_now",
     "elapsed",
     "reconstruction_mse",
+    "prequential_mse",
     "heldout_mse",
     "expected_reward",
     "best_expected",

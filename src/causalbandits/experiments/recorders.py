@@ -132,11 +132,15 @@ class GraphError(Recorder):
 
 class ReconstructionError(Recorder):
     """``reconstruction_mse``: the policy's in-sample error of rebuilding ``y`` from ``z``
-    through its current fit (its ``reconstruction_error()``; SSEM-UCB Fig. 3), and
-    ``heldout_mse``: the same on the environment's fixed ``reference_rounds()`` ``(z, y)``
-    (NaN when it has none); NaN for a policy without one."""
+    through its current fit (its ``reconstruction_error()``; SSEM-UCB Fig. 3);
+    ``prequential_mse``: the same on the newest round alone, through the fit that chose it,
+    which has seen the earlier rounds only (the paper's "reconstructing the overall delay from
+    the immediate delay based on earlier observations"); and ``heldout_mse``: on the
+    environment's fixed ``reference_rounds()`` ``(z, y)`` (NaN when it has none). NaN for a
+    policy without a ``reconstruction_error``. The recorder is meant for every round
+    (``prequential_mse`` only looks at the newest one)."""
 
-    columns = ("reconstruction_mse", "heldout_mse")
+    columns = ("reconstruction_mse", "prequential_mse", "heldout_mse")
 
     def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
         super().start(env, policy, rounds, replicates)
@@ -146,9 +150,12 @@ class ReconstructionError(Recorder):
     def on_checkpoint(self, k: int, t: int) -> None:
         error = getattr(self.policy, "reconstruction_error", None)
         if error is None:
-            self.values["reconstruction_mse"][k] = self.values["heldout_mse"][k] = np.nan
+            for column in self.columns:
+                self.values[column][k] = np.nan
             return
         self.values["reconstruction_mse"][k] = error()
+        z, y = self.policy.observations[-1]
+        self.values["prequential_mse"][k] = error(z[:, None], y[:, None])
         held_out = np.nan if self._reference is None else error(*self._reference)
         self.values["heldout_mse"][k] = held_out
 
