@@ -186,10 +186,9 @@ def build_report(df: pd.DataFrame, grid: Any, data: TrainDelayData) -> str:
         "",
     ]
 
-    learner_rounds = df[df["algorithm"] == learner]
-    runs = learner_rounds.groupby("t")
+    runs = df[df["algorithm"] == learner].groupby("t")
     early_round = min(initial + 10, horizon)
-    prequential = learner_rounds.groupby("t")["prequential_mse"].mean()
+    prequential = runs["prequential_mse"].mean()
     first_block = prequential.loc[initial + 1 : initial + BLOCK].mean()
     last_block = prequential.loc[max(initial + 1, horizon - BLOCK + 1) :].mean()
     errors = {
