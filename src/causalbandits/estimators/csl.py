@@ -23,6 +23,7 @@ from scipy.sparse.csgraph import connected_components
 from causalbandits.estimators.mutual_information import ksg_mutual_information_columns
 from causalbandits.estimators.subgraph import SubgraphData
 from causalbandits.random import RNGLike, as_generator
+from causalbandits.scm.linear import transfer_matrix
 
 
 @dataclass(frozen=True)
@@ -249,9 +250,10 @@ def population_subgraphs(
     if not np.all(noise_variance > 0):
         raise ValueError("noise_variance must be positive")
     _check_weight(weight)
-    transfer = np.linalg.inv(np.eye(n) - weights.T)
+    transfer = transfer_matrix(weights)
     mean = transfer @ noise_mean
     covariance = transfer @ (noise_variance[:, None] * transfer.T)
+    variance = np.diag(covariance)
     second = covariance + np.outer(mean, mean)  # E[x x^T]
 
     def scorer(_: int, node: int, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -262,7 +264,7 @@ def population_subgraphs(
         z_second = second[node, node] - 2 * noise_mean[node] * mean[node] + noise_mean[node] ** 2
         residual_variance = z_second - 2 * b @ cross + b @ block @ b - residual_mean**2
         correlation2 = (residual_mean * mean[candidates]) ** 2 / (
-            max(residual_variance, 1e-300) * np.diag(covariance)[candidates]
+            max(residual_variance, 1e-300) * variance[candidates]
         )
         information = -0.5 * np.log1p(-np.minimum(correlation2, 1 - 1e-15))
         if weight == 0:
