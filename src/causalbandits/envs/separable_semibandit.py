@@ -2,13 +2,20 @@
 
 Round ``t``: each replicate plays a super arm ``x_t`` (``||x_t||_0 <= s``), the environment
 draws the base-arm signals ``b_t`` (one uniform per arm and round from the replicate's own
-stream: common random numbers), forms ``z_t = x_t * b_t`` and ``y_t = F(y_t) + z_t + e_t``
-(eq. 2 with the model noise ``e_t`` of Thm IV.6) and reveals ``z_t + n_t`` (exogenous
-observation noise on the selected entries) and ``y_t``. The payoff is ``1^T y_t``.
+stream: common random numbers), forms ``z_t = x_t * b_t`` and reveals ``z_t + n_t``
+(exogenous observation noise on the selected entries) and the endogenous ``y_t``. The payoff is
+``1^T y_t``. Where the endogenous noise ``e_t`` (scale ``model_noise``) enters is
+``noise_placement``:
+
+- ``"model"``: inside the SEM, ``y_t = F(y_t) + z_t + e_t`` (eq. 2 with the model noise of
+  Thm IV.6), so that a nonlinear ``F`` shifts the expected payoffs by the noise;
+- ``"observation"``: on the observations, ``y_t = (I - F)^{-1}(z_t) + e_t`` (Sec. V-A: the
+  observations "obfuscated" by noise), so that the expected payoffs are the noise-free ones.
 
 The regret oracle tabulates ``mu(x) = E[1^T y]`` for every super arm by Monte Carlo with
-common samples (the same ``b`` and ``e`` draws for all super arms), as the paper determines
-the optimal reward "empirically" (Sec. V).
+common samples (the same ``b`` and, with model noise, ``e`` draws for all super arms), as the
+paper determines the optimal reward "empirically" (Sec. V); with observation noise ``e``
+has mean 0 outside the SEM and drops out of ``mu``.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from causalbandits.scm.separable import SeparableSEM
 
 #: Super arms solved at once when tabulating ``mu(x)`` (bounds the memory to a few 100 MB).
 MC_CHUNK = 64
+#: Where the endogenous noise enters (see the module docstring).
+NOISE_PLACEMENTS = ("observation", "model")
 
 
 def monte_carlo_payoffs(
@@ -74,9 +83,11 @@ class SeparableSemiBandit(ReplicatedEnvironment):
     horizon: ``T``.
     observation_noise: standard deviation of the exogenous observation noise ``n_t`` added to
         the selected entries of ``z`` (trial 1: 0.02).
-    model_noise: standard deviation of the model noise ``e_t``, a scalar or one per replicate
-        (trial 1: 2 % of the average reward, :func:`~causalbandits.envs.separable_instances.
-        relative_model_noise`).
+    model_noise: standard deviation of the endogenous noise ``e_t`` on every node, a scalar or
+        one per replicate (trial 1: 2 % of the average reward, :func:`~causalbandits.envs.
+        separable_instances.trial_environment`).
+    noise_placement: ``"model"`` (default: ``e_t`` inside the SEM, Thm IV.6) or
+        ``"observation"`` (``e_t`` added to the solved ``y_t``, Sec. V-A; ``mu`` noise-free).
     mc_samples: common Monte Carlo samples of ``mu(x)``.
     mc_seeds: one seed per replicate for those samples (its instance's own stream, so that
         ``mu`` of a replicate does not depend on the others); ``None``: seeds ``0..R-1``.
@@ -91,6 +102,7 @@ class SeparableSemiBandit(ReplicatedEnvironment):
         horizon: int,
         observation_noise: float = 0.0,
         model_noise: float | np.ndarray = 0.0,
+        noise_placement: str = "model",
         mc_samples: int = 10_000,
         mc_seeds: Sequence[RNGLike] | None = None,
         optimal_tolerance: float = 1e-9,
@@ -100,12 +112,17 @@ class SeparableSemiBandit(ReplicatedEnvironment):
         noise = np.broadcast_to(np.asarray(model_noise, dtype=float), (sem.replicates,))
         if observation_noise < 0 or np.any(noise < 0):
             raise ValueError("noise standard deviations must be >= 0")
+        if noise_placement not in NOISE_PLACEMENTS:
+            raise ValueError(
+                f"noise_placement must be one of {NOISE_PLACEMENTS}, got {noise_placement!r}"
+            )
         if int(mc_samples) != mc_samples or mc_samples < 2:
             raise ValueError(f"mc_samples must be an integer >= 2, got {mc_samples}")
         self.sem, self.arms = sem, arms
         self.horizon, self.super_arm_size = int(horizon), int(super_arm_size)
         self.observation_noise = float(observation_noise)
         self.model_noise = noise.copy()
+        self.noise_placement = noise_placement
         self.optimal_tolerance = float(optimal_tolerance)
         self.super_arms = all_super_arms(n, self.super_arm_size)
         seeds = list(range(sem.replicates)) if mc_seeds is None else list(mc_seeds)
@@ -117,9 +134,8 @@ class SeparableSemiBandit(ReplicatedEnvironment):
         shape = (2, int(mc_samples), n)
         uniforms = np.stack([as_generator(s).random(shape) for s in self._mc_seeds], axis=1)
         signals = arms.quantile(uniforms[0])
-        errors = self.model_noise[:, None, None] * ndtri(np.clip(uniforms[1], 1e-16, 1 - 1e-16))
         self.expected_payoffs, maxima = monte_carlo_payoffs(
-            sem, self.super_arms, signals, errors if np.any(self.model_noise) else None
+            sem, self.super_arms, signals, self._oracle_noise(uniforms[1])
         )
         #: IGP-UCB's noise range (App. -G1): ``max_x (max_b r_x(b) - mu(x))``.
         self.payoff_spread = (maxima - self.expected_payoffs).max(axis=1)
@@ -134,6 +150,14 @@ class SeparableSemiBandit(ReplicatedEnvironment):
             horizon=self.horizon,
             upper_triangular=sem.upper,
         )
+
+    def _oracle_noise(self, uniforms: np.ndarray) -> np.ndarray | None:
+        """The model noise ``e`` ``(R, S, N)`` of the Monte Carlo samples of ``mu(x)`` from
+        ``uniforms``; ``None`` (``mu`` noise-free) without model noise or when the noise is
+        on the observations (zero-mean and outside the SEM: ``E[1^T (y + e)] = E[1^T y]``)."""
+        if self.noise_placement == "observation" or not np.any(self.model_noise):
+            return None
+        return self.model_noise[:, None, None] * ndtri(np.clip(uniforms, 1e-16, 1 - 1e-16))
 
     @property
     def n_arms(self) -> int:
@@ -192,10 +216,16 @@ class SeparableSemiBandit(ReplicatedEnvironment):
         return self.pseudo_regret(actions) <= self.optimal_tolerance
 
     def play(self, actions: np.ndarray) -> SemiBanditFeedback:
-        """``z = x * b`` observed with noise, and ``y = F(y) + z + e`` (eq. 2, Thm IV.6)."""
+        """``z = x * b`` observed with noise, and ``y = F(y) + z + e`` (eq. 2, Thm IV.6;
+        ``noise_placement="model"``) or ``y = (I - F)^{-1}(z) + e`` (``"observation"``, Sec.
+        V-A); the same draws either way (common random numbers)."""
         draws = self._noise.next()  # (R, 3, N)
         z = self.arms.quantile(draws[:, 0]) * actions
         gauss = ndtri(np.clip(draws[:, 1:], 1e-16, 1 - 1e-16))
-        y = self.sem.solve((z + self.model_noise[:, None] * gauss[:, 1])[:, None])[:, 0]
+        endogenous = self.model_noise[:, None] * gauss[:, 1]
+        if self.noise_placement == "model":
+            y = self.sem.solve((z + endogenous)[:, None])[:, 0]
+        else:
+            y = self.sem.solve(z[:, None])[:, 0] + endogenous
         observed = z + self.observation_noise * gauss[:, 0] * actions
         return SemiBanditFeedback(z=observed, y=y)

@@ -39,7 +39,8 @@ from math import factorial
 
 import numpy as np
 
-from causalbandits.estimators.jets import monomials, reward_jets
+from causalbandits.estimators.finite_differences import FD_STEP, taylor_coefficients
+from causalbandits.estimators.jets import monomials
 from causalbandits.estimators.taylor_moments import (
     addend_intervals,
     confidence_radius,
@@ -74,11 +75,15 @@ def remainder_bounds(
     points: int = 8,
     seed: int = 0,
     upper_triangular: bool = True,
+    derivatives: str = "exact",
+    fd_step: float = FD_STEP,
 ) -> np.ndarray:
     """``Gamma_q = s^(q+1) / (q+1)! max_{|gamma| = q+1} max_c |D^gamma r_hat_x(c)|`` for ``q =
     0..max_degree``, ``(R, max_degree + 1)``, with the maximum over ``arms`` random super arms
     ``x`` of size ``s`` times ``points`` random ``c`` in ``[box_low, box_high]`` ``(R, N)``
-    (the same design, from ``seed``, in every replicate). ``weights`` ``(R, N, N, K)``."""
+    (the same design, from ``seed``, in every replicate). ``weights`` ``(R, N, N, K)``; the
+    derivatives exact or by central differences of step ``fd_step`` (:func:`~causalbandits.
+    estimators.finite_differences.taylor_coefficients`)."""
     box_low, box_high = np.asarray(box_low, dtype=float), np.asarray(box_high, dtype=float)
     replicates, n = box_low.shape
     if not (np.all(np.isfinite(box_low)) and np.all(np.isfinite(box_high))) or np.any(
@@ -95,17 +100,19 @@ def remainder_bounds(
     repeated = np.repeat(np.asarray(weights, dtype=float), points, axis=0)
     for members, design in zip(chosen, unit, strict=True):
         centres = box_low[:, None] + design[None] * (box_high - box_low)[:, None]
-        jets = reward_jets(
+        jets = taylor_coefficients(
             repeated,
             dictionary,
             centres.reshape(replicates * points, n),
             members[None],
             max_degree + 1,
             upper_triangular=upper_triangular,
+            derivatives=derivatives,
+            step=fd_step,
         )
-        derivatives = (np.abs(jets[:, 0]) * basis.factorials).reshape(replicates, points, -1)
+        magnitudes = (np.abs(jets[:, 0]) * basis.factorials).reshape(replicates, points, -1)
         for q in range(max_degree + 1):
-            block = derivatives[..., basis.total_degree == q + 1].max(axis=(1, 2))
+            block = magnitudes[..., basis.total_degree == q + 1].max(axis=(1, 2))
             largest[:, q] = np.maximum(largest[:, q], block)
     orders = np.arange(1, max_degree + 2)
     factorials = np.array([factorial(int(p)) for p in orders], dtype=float)
@@ -175,11 +182,14 @@ def q_search(
     points: int = 8,
     seed: int = 0,
     upper_triangular: bool = True,
+    derivatives: str = "exact",
+    fd_step: float = FD_STEP,
 ) -> DegreeSearch:
     """Alg. 4 for the fitted SEM ``weights`` ``(R, N, N, K)``: ``groups`` hold its Taylor
     coefficients about the centres (degree ``>= max_degree``), ``low``/``high`` the moment
     boxes (the moments about the centres moved within their radii), ``bonus`` the external
-    UCB and ``[box_low, box_high]`` the observed signals (see the module docstring)."""
+    UCB and ``[box_low, box_high]`` the observed signals (see the module docstring);
+    ``derivatives`` and ``fd_step`` those of the remainder bound (:func:`remainder_bounds`)."""
     if int(max_degree) != max_degree or max_degree < 0:
         raise ValueError(f"max_degree must be an integer >= 0, got {max_degree}")
     if low.shape[1] <= max_degree:
@@ -196,6 +206,8 @@ def q_search(
         points,
         seed,
         upper_triangular,
+        derivatives,
+        fd_step,
     )
     return search_degree(scores, remainders, t)
 
@@ -208,6 +220,9 @@ class SSEMUCBQSearch(SSEMUCBJO):
     max_degree: the largest degree q-search may choose (jets and moments are kept to it).
     remainder_arms, remainder_points, remainder_seed: the random design of the remainder
         bound (:func:`remainder_bounds`).
+
+    ``derivatives`` and ``fd_step`` (exact jets or central differences) apply to the Taylor
+    coefficients and to the remainder bound alike.
 
     :attr:`degrees` ``(R,)`` holds the degree chosen at each replicate's last refit (-1 before
     the first); :attr:`search` the last :class:`DegreeSearch` of the replicates refitted then.
@@ -274,6 +289,8 @@ class SSEMUCBQSearch(SSEMUCBJO):
             points,
             seed,
             self.upper_triangular,
+            self.derivatives,
+            self.fd_step,
         )
         self.degrees[which] = self.search.degrees
         for group in self.groups:

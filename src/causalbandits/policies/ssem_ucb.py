@@ -10,8 +10,10 @@ moment moved within its confidence radius (eqs. 6-7; :mod:`~causalbandits.estima
 taylor_moments`), ``Delta^I = max_x I^max - min_x I^max`` over every super arm (the empty one
 included) and ``E`` the external (graph-learning) bonus. The Taylor coefficients
 ``D^alpha r_x(a)/alpha!`` come from jets of the fitted SEM (:func:`~causalbandits.estimators.
-jets.reward_jets`), one joint dictionary-lasso fit of eqs. 3-4 (:class:`~causalbandits.
-estimators.dictionary_lasso.DictionaryLasso`).
+jets.reward_jets`; ``derivatives="finite-difference"``: central differences of step
+``fd_step``, the paper's numerical derivatives, :func:`~causalbandits.estimators.
+finite_differences.finite_difference_jets`), one joint dictionary-lasso fit of eqs. 3-4
+(:class:`~causalbandits.estimators.dictionary_lasso.DictionaryLasso`).
 
 Refits happen when the newest round's residual (out of sample: ``F_hat`` has not seen the round)
 exceeds ``residual_factor`` times the mean of those residuals since the last refit (after at
@@ -37,7 +39,12 @@ import numpy as np
 
 from causalbandits.envs.super_arms import all_super_arms, check_sizes, members
 from causalbandits.estimators.dictionary_lasso import DictionaryLasso
-from causalbandits.estimators.jets import monomials, reward_jets
+from causalbandits.estimators.finite_differences import (
+    FD_STEP,
+    check_derivatives,
+    taylor_coefficients,
+)
+from causalbandits.estimators.jets import monomials
 from causalbandits.estimators.taylor_moments import (
     MonomialTable,
     PowerSums,
@@ -156,6 +163,12 @@ class SSEMUCBJO:
     max_contraction: with cycles, shrink each fit whose slope bound has a spectral radius of
         at least this onto it (:func:`contracted`; Prop. IV.4 assumes a contraction);
         ``None`` keeps the fit as it is.
+    derivatives: how the Taylor coefficients ``D^alpha r_x(a)/alpha!`` (Sec. III-B) are
+        computed: ``"exact"`` (jets, default) or ``"finite-difference"`` (central differences,
+        error ``O(fd_step^2)`` plus rounding ``~ eps / fd_step^|alpha|``; the paper's
+        numerical derivatives, App. -G1).
+    fd_step: the finite-difference step ``h`` (default :data:`~causalbandits.estimators.
+        finite_differences.FD_STEP` = 1e-3; unused with exact derivatives).
     """
 
     #: Alg. 2 multiplies the external UCB by ``sqrt(sqrt(t-1) / ln(t-1))``.
@@ -182,6 +195,8 @@ class SSEMUCBJO:
         residual_factor: float = 3.0,
         upper_triangular: bool | None = None,
         max_contraction: float | None = None,
+        derivatives: str = "exact",
+        fd_step: float = FD_STEP,
     ) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         check_sizes(self.n_arms, self.super_arm_size)
@@ -213,6 +228,8 @@ class SSEMUCBJO:
         if max_contraction is not None and not 0 < max_contraction < 1:
             raise ValueError(f"max_contraction must lie in (0, 1), got {max_contraction}")
         self.max_contraction = max_contraction
+        check_derivatives(derivatives, fd_step)
+        self.derivatives, self.fd_step = derivatives, float(fd_step)
         self.super_arms = all_super_arms(self.n_arms, self.super_arm_size)
         self.monomials = MonomialTable(self.n_arms, self.degree)
         self.blocks = np.tile(
@@ -369,7 +386,9 @@ class SSEMUCBJO:
         self, weights: np.ndarray, centres: np.ndarray, arms: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """The Taylor coefficients of the super arms ``arms`` for fitted ``weights`` about
-        ``centres`` (:func:`reward_jets`), ``(count, A, M)``, and which replicates failed.
+        ``centres`` (:func:`~causalbandits.estimators.finite_differences.taylor_coefficients`:
+        jets or finite differences, :attr:`derivatives`), ``(count, A, M)``, and which
+        replicates failed.
 
         A fitted SEM can blow up away from the data (e.g. collinear quadratic and tanh fits
         extrapolated to super arms never played), and a cyclic fit that is no contraction
@@ -379,11 +398,13 @@ class SSEMUCBJO:
         arm fails for all (:meth:`_refit`): no super arm scores, and the argmax plays one
         uniformly at random until the next refit."""
         expand = partial(
-            reward_jets,
+            taylor_coefficients,
             dictionary=self.graph.dictionary,
             members=arms,
             degree=self.degree,
             upper_triangular=self.upper_triangular,
+            derivatives=self.derivatives,
+            step=self.fd_step,
         )
         with np.errstate(over="ignore", invalid="ignore"):
             try:

@@ -18,9 +18,9 @@ MC_SAMPLES = {"linear": 10_000, "trial-1": 10_000, "trial-2": 10_000, "trial-3":
 
 #: The scales of the confidence radius and of the external UCB (decisions: ssem-ucb 12), chosen
 #: by the tuning grid ``ssem-ucb-tuning`` (trial 1, 4 instances of seed TUNING_SEED, disjoint
-#: from the reported ones; docs/results/ssem-ucb-tuning): the lowest mean over q = 1 and q = 4
-#: of R(T)/T, 0.333 at (0.001, 0.001); next 0.337 at (0.01, 1) and 0.342 at (0.01, 0.001);
-#: 0.546 at the paper's (1, 1).
+#: from the reported ones, observation noise; docs/results/ssem-ucb-tuning): the lowest mean
+#: over q = 1 and q = 4 of R(T)/T, 0.417 at (0.001, 0.001); next 0.476 at (0.001, 0.01) and
+#: 0.522 at (0.01, 1); 0.705 at the paper's (1, 1).
 RADIUS_SCALE = 0.001
 BONUS_SCALE = 0.001
 #: The tuning grid (radius scales x bonus scales) and its root seed.
@@ -46,6 +46,17 @@ METS_RANGES = {
 def jo(degree: int) -> str:
     """The label of SSEM-UCB-JO of degree ``q``."""
     return f"SSEM-UCB-JO q={degree}"
+
+
+#: The finite-difference steps of the ``ssem-ucb-trial-1-fd`` variant (App. -G1: the paper
+#: differentiates numerically; our default is exact jets).
+FD_STEPS = (1e-2, 1e-3, 1e-4)
+
+
+def jo_fd(degree: int, step: float) -> str:
+    """The label of SSEM-UCB-JO of degree ``q`` with finite-difference derivatives of step
+    ``h`` (e.g. ``"SSEM-UCB-JO q=4 fd=0.001"``)."""
+    return f"{jo(degree)} fd={step:g}"
 
 
 def norm(degree: int) -> str:

@@ -9,6 +9,17 @@ replicates at once and records the regret, its time average ``R(t)/t`` (the pape
 the optimal share, the super arm played at each recorded round (``regret_now``,
 ``optimal_now``) and the loop's wall time (``elapsed``).
 
+The endogenous noise is on the observations (the designs' ``noise_placement="observation"``,
+Sec. V-A), so the expected payoffs are the noise-free SEM's; ``design={"noise_placement":
+"model"}`` puts it inside the SEM instead. The configuration (and so the fingerprint) records
+the resolved instance design, defaults included (:meth:`SyntheticTrial.config`).
+
+A label ``"SSEM-UCB-JO q=<q> fd=<h>"`` (or ``SSEM-UCB-Norm``) computes the Taylor
+coefficients by central differences of step ``h`` instead of exact jets (the paper's numerical
+derivatives, App. -G1; :func:`~causalbandits.estimators.finite_differences.
+finite_difference_jets`); the ``ssem-ucb-trial-1-fd`` preset compares the steps of
+:data:`~causalbandits.papers.ssem_ucb.paper.FD_STEPS` with the exact jets on trial 1.
+
 ``radius_scale`` and ``bonus_scale`` multiply the confidence radius ``C_t`` and the external
 UCB of the SSEM-UCB variants (the paper: the bonus "can be fine-tuned by multiplication with a
 hyperparameter"; "scaling down C_t ... often led to faster convergence"); the defaults are the
@@ -18,9 +29,10 @@ values the tuning grid chose (:data:`~causalbandits.papers.ssem_ucb.paper.RADIUS
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,12 +46,15 @@ from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.metrics import METRICS
 from causalbandits.experiments.recorders import CurrentAction, Elapsed, default_recorders
 from causalbandits.experiments.simulate import results_frame, simulate
+from causalbandits.experiments.spec import plain
 from causalbandits.papers.ssem_ucb.paper import (
     ALGORITHMS,
     BONUS_GRID,
     BONUS_SCALE,
+    DEGREES,
     DESIGNS,
     EVALUATION_SEED,
+    FD_STEPS,
     HORIZON,
     MC_SAMPLES,
     METS_RANGES,
@@ -49,6 +64,7 @@ from causalbandits.papers.ssem_ucb.paper import (
     RADIUS_SCALE,
     TUNING_SEED,
     jo,
+    jo_fd,
 )
 from causalbandits.papers.ssem_ucb.report import build_report, plot_all
 from causalbandits.policies.igp_ucb import IGPUCB
@@ -60,8 +76,10 @@ from causalbandits.policies.ssem_ucb_norm import SSEMUCBNorm
 from causalbandits.policies.taylor_oracle import TaylorOracle
 from causalbandits.random import Stream, policy_stream
 
-_DEGREE = re.compile(r"^(SSEM-UCB-JO|SSEM-UCB-Norm|Taylor oracle) q=(\d+)$")
+_DEGREE = re.compile(r"^(SSEM-UCB-JO|SSEM-UCB-Norm|Taylor oracle) q=(\d+)(?: fd=(\S+))?$")
 SSEM_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm", "SEM-UCB")
+#: The families whose label may name a finite-difference step (``" fd=<h>"``).
+FD_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm")
 KEY_COLUMNS = (
     "experiment",
     "setting",
@@ -80,6 +98,28 @@ def algorithm_family(label: str) -> tuple[str, int | None]:
     return (match.group(1), int(match.group(2))) if match else (label, None)
 
 
+def finite_difference_step(label: str) -> float | None:
+    """The step ``h`` of ``"SSEM-UCB-JO q=4 fd=0.001"`` (0.001); ``None`` for exact
+    derivatives (no ``fd=``). Raises for a step that is no positive number."""
+    match = _DEGREE.match(label)
+    if match is None or match.group(3) is None:
+        return None
+    try:
+        step = float(match.group(3))
+    except ValueError:
+        raise ValueError(f"bad finite-difference step in {label!r}") from None
+    if not step > 0 or not np.isfinite(step):
+        raise ValueError(f"the finite-difference step must be > 0, got {label!r}")
+    return step
+
+
+def derivative_options(label: str) -> dict[str, Any]:
+    """The policy options of ``label``'s derivatives: ``{}`` (exact jets) or
+    ``{"derivatives": "finite-difference", "fd_step": h}``."""
+    step = finite_difference_step(label)
+    return {} if step is None else {"derivatives": "finite-difference", "fd_step": step}
+
+
 def uses_scales(label: str) -> bool:
     """Whether the radius and bonus scales apply to ``label`` (the SSEM-UCB variants)."""
     return algorithm_family(label)[0] in SSEM_FAMILIES
@@ -95,7 +135,8 @@ class SyntheticTrial(TaskGrid):
     design: overrides of the trial's :class:`~causalbandits.envs.separable_instances.
         TrialDesign` fields (sensitivities, e.g. ``{"coefficient_range": (0.1, 0.2)}``).
     algorithms: labels: ``"SSEM-UCB-JO q=<q>"``, ``"SSEM-UCB-Norm q=<q>"``, ``"SEM-UCB"``,
-        ``"METS"``, ``"SGB"``, ``"IGP-UCB"``, ``"Random"``, ``"Taylor oracle q=<q>"``.
+        ``"METS"``, ``"SGB"``, ``"IGP-UCB"``, ``"Random"``, ``"Taylor oracle q=<q>"``; the
+        first two with ``" fd=<h>"`` appended use finite-difference derivatives of step ``h``.
     replicates: instances (and runs) per algorithm.
     horizon, super_arm_size: ``T`` and ``s``.
     radius_scale, bonus_scale: multipliers of ``C_t`` and of the external UCB (SSEM-UCB
@@ -142,6 +183,8 @@ class SyntheticTrial(TaskGrid):
             family, degree = algorithm_family(label)
             if family not in known or (degree is not None and degree < 1):
                 raise ValueError(f"unknown algorithm {label!r}")
+            if finite_difference_step(label) is not None and family not in FD_FAMILIES:
+                raise ValueError(f"{label!r}: only {FD_FAMILIES} take a finite-difference step")
         if int(self.replicates) != self.replicates or self.replicates < 1:
             raise ValueError(f"replicates must be a positive integer, got {self.replicates}")
         if self.horizon < 2 or self.chunk_size < 1 or self.checkpoint_every < 1:
@@ -150,6 +193,11 @@ class SyntheticTrial(TaskGrid):
             raise ValueError("radius scales must be > 0")
         if min((self.bonus_scale, *self.bonus_grid)) < 0:
             raise ValueError("bonus scales must be >= 0")
+
+    def config(self) -> dict[str, Any]:
+        """The fields plus the resolved :meth:`instance_design` (defaults included, e.g. its
+        ``noise_placement``), so that a changed default changes the fingerprint."""
+        return {**super().config(), "instance_design": plain(asdict(self.instance_design()))}
 
     def instance_design(self) -> TrialDesign:
         """The trial's instance design with :attr:`design`'s overrides."""
@@ -204,7 +252,7 @@ class SyntheticTrial(TaskGrid):
         design = self.instance_design()
         problem, families = env.problem, design.families
         width = None if design.arm_law != "normal" else 1.0
-        options = dict(signal_width=width, **scales)
+        options = dict(signal_width=width, **scales, **derivative_options(label))
         if family == "SSEM-UCB-JO":
             return SSEMUCBJO(problem, degree=degree, dictionary=families, **options)
         if family == "SSEM-UCB-Norm":
@@ -283,9 +331,15 @@ def tuning(quick: bool = False) -> SyntheticTrial:
     )
 
 
-def preset(trial: str, quick: bool = False) -> SyntheticTrial:
-    """The paper's setup of ``trial`` (quick: ``T = 200``, 2 replicates, 2,000 MC samples)."""
+def preset(trial: str, quick: bool = False, noise_placement: str | None = None) -> SyntheticTrial:
+    """The paper's setup of ``trial`` (quick: ``T = 200``, 2 replicates, 2,000 MC samples);
+    ``noise_placement`` overrides the design's (e.g. ``"model"``: the run named
+    ``ssem-ucb-<trial>-model-noise``)."""
     name = f"ssem-ucb-{trial}"
+    design: dict[str, Any] = {}
+    if noise_placement is not None:
+        design = {"noise_placement": noise_placement}
+        name += f"-{noise_placement}-noise"
     title = {
         "linear": "linear sanity check: SSEM-UCB-JO q = 1..3 on linear SEMs",
         "trial-1": "trial 1 (Fig. 2): sin and linear edges, normal arms, N = 10, s = 6",
@@ -294,6 +348,7 @@ def preset(trial: str, quick: bool = False) -> SyntheticTrial:
     }[trial]
     full = SyntheticTrial(
         trial=trial,
+        design=design,
         algorithms=ALGORITHMS[trial],
         replicates=PAPER_RUNS[trial],
         mc_samples=MC_SAMPLES[trial],
@@ -304,7 +359,7 @@ def preset(trial: str, quick: bool = False) -> SyntheticTrial:
         return full
     return SyntheticTrial(
         **{
-            **{f: getattr(full, f) for f in ("trial", "algorithms")},
+            **{f: getattr(full, f) for f in ("trial", "design", "algorithms")},
             "replicates": QUICK_REPLICATES,
             "horizon": QUICK_HORIZON,
             "mc_samples": 2000,
@@ -312,4 +367,53 @@ def preset(trial: str, quick: bool = False) -> SyntheticTrial:
             "name": f"{name}-quick",
             "description": f"SSEM-UCB paper, {title}; quick: T = 200, 2 replicates",
         }
+    )
+
+
+def trial_1_variant(name: str, title: str, quick: bool = False, **changes: Any) -> SyntheticTrial:
+    """Trial 1 (``ssem-ucb-trial-1``: same seed, so the same instances and signals) with
+    ``changes`` to its fields, named ``ssem-ucb-trial-1-<name>`` (quick: ``T = 200``, 2
+    replicates, 2,000 MC samples)."""
+    full = dataclasses.replace(
+        preset("trial-1"),
+        name=f"ssem-ucb-trial-1-{name}",
+        description=f"SSEM-UCB paper, trial 1 {title}",
+        **changes,
+    )
+    if not quick:
+        return full
+    return dataclasses.replace(
+        full,
+        replicates=QUICK_REPLICATES,
+        horizon=QUICK_HORIZON,
+        mc_samples=2000,
+        checkpoint_every=10,
+        name=f"{full.name}-quick",
+        description=f"{full.description}; quick: T = 200, 2 replicates",
+    )
+
+
+def finite_difference_preset(quick: bool = False) -> SyntheticTrial:
+    """Trial 1 with finite-difference derivatives (App. -G1): SSEM-UCB-JO q = 1 and q = 4 with
+    exact jets and q = 4 with central differences of every step of :data:`~causalbandits.
+    papers.ssem_ucb.paper.FD_STEPS` (does q = 4 beat q = 1 on the paper's route?)."""
+    steps = ", ".join(f"{step:g}" for step in FD_STEPS)
+    return trial_1_variant(
+        "fd",
+        f"with finite-difference derivatives (q = 4, steps {steps}) against exact jets",
+        quick,
+        algorithms=(jo(1), jo(4), *(jo_fd(4, step) for step in FD_STEPS)),
+    )
+
+
+def paper_constants_preset(quick: bool = False) -> SyntheticTrial:
+    """Trial 1 with the paper's printed constants: SSEM-UCB-JO q = 1..4 with radius and bonus
+    scales 1 (no tuning; the scales change no other algorithm)."""
+    return trial_1_variant(
+        "paper-constants",
+        "with the paper's printed constants (SSEM-UCB-JO, radius and bonus scales 1, no tuning)",
+        quick,
+        algorithms=tuple(jo(q) for q in DEGREES),
+        radius_scale=1.0,
+        bonus_scale=1.0,
     )
