@@ -15,9 +15,12 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 #: Test modules that need the ``gp`` extra (PyTorch, BoTorch, GPyTorch, scikit-learn).
 GP_TEST_MODULES = {
     "test_causal_bo.py",
+    "test_epidemic.py",
     "test_excbo_recovery.py",
+    "test_excbo_surrogate.py",
     "test_exogenous.py",
     "test_gp_network.py",
+    "test_nmcbo.py",
 }
 GP_MISSING = [
     name

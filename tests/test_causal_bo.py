@@ -12,9 +12,22 @@ import torch
 
 from causalbandits.envs.bo_problems import dropwave
 from causalbandits.estimators.gp_network import NetworkAcquisition
+from causalbandits.experiments.evidence import Verdict
 from causalbandits.experiments.recorders import CumulativeRegret, OptimisationTrace
 from causalbandits.experiments.simulate import simulate
-from causalbandits.papers.excbo.comparison import BOComparison, dropwave_diagnosis
+from causalbandits.papers.excbo.comparison import (
+    BOComparison,
+    beats,
+    dropwave_diagnosis,
+    early_late,
+    increasing_claim,
+    late_means,
+    late_window,
+    late_window_size,
+    mcbo_best_claim,
+    noise_study_claims,
+    window_claim,
+)
 from causalbandits.policies.bo_baselines import EICF, GPUCB, MCBO
 from causalbandits.policies.causal_bo import AcquisitionOptimiser
 from causalbandits.policies.excbo import EXCBO
@@ -220,3 +233,105 @@ def test_dropwave_diagnosis_counts_the_seeds_that_play_at_the_centre() -> None:
     table = dropwave_diagnosis(pd.DataFrame(rows))
     row = next(line for line in table.splitlines() if line.startswith("| 0.05 | EXCBO"))
     assert row == "| 0.05 | EXCBO | 1/2 | 0.500 | 0.100 | 1/2 |"
+
+
+def trace(rewards: dict[tuple[str, int], float], rounds: int, design: int = 3, sigma=0.05):
+    """A long table: per (method, seed) ``design`` design rounds (``round <= 0``, reward 100:
+    must never count as late) and ``rounds`` BO rounds at the given reward."""
+    rows = [
+        {"sigma": sigma, "method": method, "replicate": seed, "round": rnd,
+         "expected_reward": 100.0 if rnd <= 0 else reward}
+        for (method, seed), reward in rewards.items()
+        for rnd in range(1 - design, rounds + 1)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_late_rounds_are_bo_rounds_only() -> None:
+    """A quick run's 6 BO rounds: the late mean averages all of them and no design round;
+    a long run's: its last 10 BO rounds."""
+    quick = trace({("A", 0): 1.0, ("A", 1): 2.0}, rounds=6)
+    assert late_window_size(quick) == 6
+    assert late_means(quick).loc[0.05, "A"].tolist() == [1.0, 2.0]
+    long = trace({("A", 0): 1.0}, rounds=25)
+    long.loc[long["round"] == 15, "expected_reward"] = 50.0  # outside the last 10
+    long.loc[long["round"] == 16, "expected_reward"] = 11.0  # inside
+    assert late_window_size(long) == 10
+    assert late_means(long).loc[(0.05, 0), "A"] == pytest.approx(2.0)
+    assert sorted(late_window(long)["round"].unique()) == list(range(16, 26))
+
+
+@pytest.mark.parametrize(
+    ("differences", "verdict", "label"),
+    [
+        ((1.0, 1.1, 0.9, 1.0), Verdict.HOLDS, "holds"),
+        ((1.0, -1.0, 0.5, -0.3), Verdict.NOT_SIGNIFICANT, "same direction, not significant"),
+        ((-1.0, -1.1, -0.9, -1.0), Verdict.CONTRADICTED, "contradicted"),
+    ],
+)
+def test_beats_is_the_paired_test_over_seeds(differences, verdict, label) -> None:
+    """A late difference beyond 2 se holds, within it is a tie, beyond it the other way
+    contradicts; the design rounds never count."""
+    rewards = {("UCB", s): 0.2 * s for s in range(4)}
+    rewards |= {("EXCBO", s): 0.2 * s + d for s, d in enumerate(differences)}
+    late = late_means(trace(rewards, rounds=6))
+    claim = beats(late, 0.05, "EXCBO", "UCB", window=6)
+    assert (claim.verdict, claim.label) == (verdict, label)
+    assert claim.text == "sigma = 0.05: EXCBO above UCB (last 6 rounds)"
+    assert "paired difference over 4 replicates" in claim.test
+    assert beats(late, 0.2, "EXCBO", "UCB").verdict is Verdict.NA
+
+
+def test_window_and_mcbo_best_claims_are_paired_per_seed() -> None:
+    """MCBO above UCB in rounds 21-50 by 1 in every seed; before round 21 UCB leads by 100
+    (outside the window). After round 40, NMCBO above the best other only in one seed of
+    four by a lot: its mean is the highest but not significantly."""
+    rows = trace(
+        {("MCBO", s): 1.0 + s for s in range(4)} | {("UCB", s): float(s) for s in range(4)}, 50
+    )
+    rows.loc[(rows["method"] == "UCB") & rows["round"].between(1, 20), "expected_reward"] = 100.0
+    claim = window_claim(rows, 0.05, "MCBO", "UCB", 21, 50)
+    assert claim.holds and "higher in 4 of 4" in claim.test
+    rewards = {("EXCBO", s): 0.3 for s in range(4)} | {("UCB", s): 0.2 for s in range(4)}
+    rewards |= {("NMCBO", s): 0.3 + (0.4 if s == 0 else -0.01) for s in range(4)}
+    claim = mcbo_best_claim(trace(rewards, 50, sigma=0.2), ["MCBO", "NMCBO"], 0.2, 40)
+    assert claim.label == "same direction, not significant"
+    assert "NMCBO - EXCBO" in claim.ours
+    short = mcbo_best_claim(trace(rewards, 6, sigma=0.2), ["NMCBO"], 0.2, 40)
+    assert short.verdict is Verdict.NA
+
+
+def test_noise_study_claims_pair_seeds_in_rounds_and_not_across_sigma() -> None:
+    """The reward rises from the first 10 BO rounds to the last 10 in every seed (holds, with
+    its median); the higher sigma is better in its mean only through one seed (not
+    significant, unpaired: the seeds differ between sigmas)."""
+    frames = []
+    for sigma, late in ((0.1, [0.5, 0.5, 0.5, 0.5]), (0.2, [0.5, 0.5, 0.5, 2.0])):
+        frame = trace({("EXCBO", s): value for s, value in enumerate(late)}, 30, sigma=sigma)
+        early = frame["round"].between(1, 10)
+        frame.loc[early, "expected_reward"] = 0.1 + 0.01 * frame.loc[early, "replicate"]
+        frames.append(frame)
+    df = pd.concat(frames, ignore_index=True)
+    experiment = BOComparison(problem="dropwave", figure="fig12-14", methods=("EXCBO",),
+                              sigmas=(0.1, 0.2), rounds=30)  # fmt: skip
+    claims = noise_study_claims(df, late_means(df), experiment)
+    assert [c.verdict for c in claims[:2]] == [Verdict.HOLDS, Verdict.HOLDS]
+    assert "median" in claims[0].ours
+    assert "first 10 rounds" in claims[0].ours
+    noisier = claims[2]
+    assert noisier.text == "better results at higher noise levels (not explained by the paper)"
+    assert noisier.label == "same direction, not significant"
+    assert "median 0.5" in noisier.ours and "unpaired (Welch)" in noisier.test
+    # a quick run's 6 BO rounds: halves, never the design
+    quick = df[df["round"] <= 6]
+    first, last, window = early_late(quick)
+    assert window == 3 and first["round"].min() == 1 and last["round"].min() == 4
+
+
+def test_higher_noise_claim_needs_every_step() -> None:
+    """Every step up beyond 2 se holds; one step down beyond 2 se contradicts."""
+    low, mid = pd.Series([0.1, 0.11, 0.09]), pd.Series([0.5, 0.51, 0.49])
+    assert increasing_claim("c", {0.1: low, 0.2: mid}).holds
+    claim = increasing_claim("c", {0.1: low, 0.2: mid, 0.3: low})
+    assert claim.verdict is Verdict.CONTRADICTED
+    assert increasing_claim("c", {0.1: low}).verdict is Verdict.NA

@@ -1,7 +1,7 @@
 """The NDC-SEM reports' claim verdicts (synthetic Figs. 2 and 6, Covid Figs. 3, 4 and 9) on
 hand-built result tables whose right verdicts are known: the paper's picture, each claim
-failing alone, thresholds at their boundary values, and claims left out when the results
-lack what they need."""
+failing alone, thresholds at their boundary values, comparisons within and beyond two paired
+standard errors, and claims left out when the results lack what they need."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from causalbandits.experiments.evidence import Verdict
+from causalbandits.experiments.report import collecting_claims
 from causalbandits.papers.ndc_sem import covid_report, synthetic_report
 from causalbandits.papers.ndc_sem.synthetic_report import OR_CLOSE, RANDOM_NEAR_WORST
 
@@ -20,15 +22,23 @@ PERIODS = [(1, 100), (101, 200), (201, 300)]
 OPTIMAL_PER_PERIOD = 400  # s = 4 optimal arms x 100 rounds
 
 
-def synthetic_table(results: dict[int, dict[str, tuple[float, list[float]]]]) -> pd.DataFrame:
-    """``delay -> algorithm -> (final regret, OR per period)``, two identical replicates;
-    checkpoints at the period ends (the final regret exactly at the last one)."""
+HOLDS, NOT_SIGNIFICANT, CONTRADICTED = Verdict.HOLDS, Verdict.NOT_SIGNIFICANT, Verdict.CONTRADICTED
+NOT_REPRODUCED = Verdict.NOT_REPRODUCED
+
+
+def synthetic_table(results: dict[int, dict[str, tuple]]) -> pd.DataFrame:
+    """``delay -> algorithm -> (final regret, OR per period)``: two identical replicates, or
+    per replicate when the regret is a list (and the ORs a list of lists, else the same for
+    every replicate); checkpoints at the period ends (the final regret exactly at the last
+    one)."""
     rows = []
     for delay, by_algorithm in results.items():
         for algorithm, (regret, ratios) in by_algorithm.items():
-            matched = np.cumsum([r * OPTIMAL_PER_PERIOD for r in ratios])
+            regrets = regret if isinstance(regret, list) else [regret, regret]
+            per_replicate = ratios if isinstance(ratios[0], list) else [ratios] * len(regrets)
             optimal = OPTIMAL_PER_PERIOD * np.arange(1, len(PERIODS) + 1)
-            for replicate in (0, 1):
+            for replicate, (regret, ratios) in enumerate(zip(regrets, per_replicate, strict=True)):
+                matched = np.cumsum([r * OPTIMAL_PER_PERIOD for r in ratios])
                 for k, (_, last) in enumerate(PERIODS):
                     rows.append(
                         {
@@ -59,9 +69,9 @@ def picture() -> dict[int, dict[str, tuple[float, list[float]]]]:
     }
 
 
-def synthetic_verdicts(results) -> dict[str, bool | None]:
+def synthetic_verdicts(results) -> dict[str, Verdict]:
     claims = synthetic_report.claim_checks(synthetic_table(results), None, PERIODS)
-    return {c.text: c.holds for c in claims}
+    return {c.text: c.verdict for c in claims}
 
 
 def kinds(delay: int) -> dict[str, str]:
@@ -83,9 +93,9 @@ def test_synthetic_the_papers_picture_holds_in_order():
     claims = synthetic_report.claim_checks(synthetic_table(picture()), None, PERIODS)
     expected = [*kinds(5).values(), *kinds(20).values(), OVERALL]
     assert [c.text for c in claims] == expected
-    assert all(c.holds is True for c in claims)
+    assert all(c.verdict is HOLDS for c in claims)
     ours = {c.text: c.ours for c in claims}
-    assert ours[kinds(5)["best"]] == "NDC-SEM 100; best other SEM-UCB 300"
+    assert ours[kinds(5)["best"]] == "NDC-SEM 100; best other SEM-UCB 300; difference -200 ± 0"
     assert ours[kinds(5)["above"]] == "P2: 0.90 vs 0.70, P3: 0.85 vs 0.60"
     assert ours[kinds(5)["close"]] == "min 0.85"
     assert ours[kinds(5)["random"]] == "Random 1,000; worst 1,000 (Random)"
@@ -96,9 +106,9 @@ def test_synthetic_lowest_regret_fails_at_one_delay_only():
     results = picture()
     results[20]["SEM-UCB"] = (90.0, [0.6, 0.7, 0.6])
     found = synthetic_verdicts(results)
-    assert found[kinds(5)["best"]] is True
-    assert found[kinds(20)["best"]] is False
-    assert found[OVERALL] is False
+    assert found[kinds(5)["best"]] is HOLDS
+    assert found[kinds(20)["best"]] is CONTRADICTED  # 100 against 90 on both replicates
+    assert found[OVERALL] is CONTRADICTED
     claims = synthetic_report.claim_checks(synthetic_table(results), None, PERIODS)
     assert {c.text: c.ours for c in claims}[OVERALL] == "best: D = 5: NDC-SEM, D = 20: SEM-UCB"
 
@@ -111,7 +121,7 @@ def test_synthetic_the_oracle_and_ndc_sems_variants_are_not_competitors():
         results[delay][synthetic_report.PENDING] = (50.0, [0.9, 0.9, 0.9])
         results[delay][synthetic_report.TUNED_XI] = (60.0, [0.9, 0.9, 0.9])
     found = synthetic_verdicts(results)
-    assert found[kinds(5)["best"]] is True and found[OVERALL] is True
+    assert found[kinds(5)["best"]] is HOLDS and found[OVERALL] is HOLDS
 
 
 def test_synthetic_or_claims_at_their_boundaries():
@@ -119,18 +129,18 @@ def test_synthetic_or_claims_at_their_boundaries():
     results[5]["SEM-UCB"] = (300.0, [0.6, 0.9, 0.6])  # P2: equal to NDC-SEM's
     results[20]["NDC-SEM"] = (100.0, [0.5, 0.8, 0.95])  # min exactly 0.8
     found = synthetic_verdicts(results)
-    assert found[kinds(5)["above"]] is False  # strictly above
-    assert found[kinds(20)["above"]] is True
-    assert found[kinds(20)["close"]] is True  # >= 0.8 holds at 0.8
+    assert found[kinds(5)["above"]] is NOT_SIGNIFICANT  # equal: not above
+    assert found[kinds(20)["above"]] is HOLDS
+    assert found[kinds(20)["close"]] is HOLDS  # >= 0.8 holds at 0.8
     results[20]["NDC-SEM"] = (100.0, [0.95, 0.7975, 0.95])  # 319 of 400 in P2
-    assert synthetic_verdicts(results)[kinds(20)["close"]] is False
+    assert synthetic_verdicts(results)[kinds(20)["close"]] is NOT_REPRODUCED
 
 
 def test_synthetic_or_of_the_first_period_is_not_checked():
     results = picture()
     results[5]["NDC-SEM"] = (100.0, [0.1, 0.9, 0.85])  # below SEM-UCB only in P1
     found = synthetic_verdicts(results)
-    assert found[kinds(5)["above"]] is True and found[kinds(5)["close"]] is True
+    assert found[kinds(5)["above"]] is HOLDS and found[kinds(5)["close"]] is HOLDS
 
 
 def test_synthetic_random_near_the_worst_is_inclusive_at_90_percent():
@@ -138,8 +148,8 @@ def test_synthetic_random_near_the_worst_is_inclusive_at_90_percent():
     results[5]["CUCB"] = (1000.0 / RANDOM_NEAR_WORST, [0.3, 0.3, 0.3])  # Random at 90%
     results[20]["CUCB"] = (1000.0 / RANDOM_NEAR_WORST * (1 + 1e-9), [0.3, 0.3, 0.3])
     found = synthetic_verdicts(results)
-    assert found[kinds(5)["random"]] is True
-    assert found[kinds(20)["random"]] is False
+    assert found[kinds(5)["random"]] is HOLDS
+    assert found[kinds(20)["random"]] is NOT_REPRODUCED
 
 
 def test_synthetic_oracle_must_be_zero_to_rounding():
@@ -147,9 +157,9 @@ def test_synthetic_oracle_must_be_zero_to_rounding():
     results[5]["Oracle"] = (1e-7, [1.0, 1.0, 1.0])
     results[20]["Oracle"] = (1e-6, [1.0, 1.0, 1.0])  # the threshold itself fails
     claims = synthetic_report.claim_checks(synthetic_table(results), None, PERIODS)
-    found = {c.text: (c.ours, c.holds) for c in claims}
-    assert found[kinds(5)["oracle"]] == ("1e-07", True)
-    assert found[kinds(20)["oracle"]] == ("1e-06", False)
+    found = {c.text: (c.ours, c.verdict) for c in claims}
+    assert found[kinds(5)["oracle"]] == ("1e-07", HOLDS)
+    assert found[kinds(20)["oracle"]] == ("1e-06", NOT_REPRODUCED)
 
 
 def test_synthetic_claims_with_two_learners_and_two_periods():
@@ -163,8 +173,54 @@ def test_synthetic_claims_with_two_learners_and_two_periods():
         kinds(5)["close"],
         OVERALL,
     ]
-    assert all(c.holds for c in claims)
+    assert all(c.verdict is HOLDS for c in claims)
     assert claims[1].ours == "P2: 0.90 vs 0.70"
+
+
+def test_synthetic_lowest_regret_is_paired_against_the_best_other_by_mean():
+    """D = 5: NDC-SEM 100 and 300 against SEM-UCB's 300 and 300 (differences -200 and 0: within
+    two se); D = 20: 350 and 360 against 300 (beyond two se the other way). "Every D" is
+    decided by its weakest delay."""
+    results = picture()
+    results[5]["NDC-SEM"] = ([100.0, 300.0], [0.5, 0.9, 0.85])
+    results[20]["NDC-SEM"] = ([350.0, 360.0], [0.5, 0.9, 0.85])
+    claims = {
+        c.text: c for c in synthetic_report.claim_checks(synthetic_table(results), None, PERIODS)
+    }
+    best5, best20, overall = claims[kinds(5)["best"]], claims[kinds(20)["best"]], claims[OVERALL]
+    assert best5.verdict is NOT_SIGNIFICANT
+    assert best5.label == "same direction, not significant"
+    assert best5.ours == "NDC-SEM 200; best other SEM-UCB 300; difference -100 ± 100"
+    assert best5.test == ("paired difference over 2 replicates, threshold 2 se; lower in 1 of 2")
+    assert best20.verdict is CONTRADICTED and best20.label == "contradicted"
+    assert overall.verdict is CONTRADICTED
+    assert overall.ours == "best: D = 5: NDC-SEM, D = 20: SEM-UCB"
+    assert overall.test == (
+        "weakest D = 20 (against SEM-UCB): paired difference over 2 replicates, threshold 2 se; "
+        "lower in 0 of 2"
+    )
+    results[20]["NDC-SEM"] = (100.0, [0.5, 0.9, 0.85])  # D = 20 holds again
+    assert synthetic_verdicts(results)[OVERALL] is NOT_SIGNIFICANT
+
+
+def test_synthetic_or_above_is_decided_by_its_weakest_period():
+    """D = 5: NDC-SEM's P2 OR 0.9 and 0.6 against SEM-UCB's 0.7 (within two se), P3 above on
+    both replicates; D = 20: P2 0.5 and 0.55 against 0.7 (below beyond two se)."""
+    results = picture()
+    results[5]["NDC-SEM"] = ([100.0, 100.0], [[0.5, 0.9, 0.85], [0.5, 0.6, 0.85]])
+    results[20]["NDC-SEM"] = ([100.0, 100.0], [[0.5, 0.5, 0.85], [0.5, 0.55, 0.85]])
+    claims = {
+        c.text: c for c in synthetic_report.claim_checks(synthetic_table(results), None, PERIODS)
+    }
+    above5, above20 = claims[kinds(5)["above"]], claims[kinds(20)["above"]]
+    assert above5.verdict is NOT_SIGNIFICANT
+    assert above5.label == "same direction, not significant"
+    assert above5.ours == "P2: 0.75 vs 0.70, P3: 0.85 vs 0.60"
+    assert above5.test == (
+        "weakest period P2: paired difference over 2 replicates, threshold 2 se; higher in 1 of 2"
+    )
+    assert above20.verdict is CONTRADICTED
+    assert claims[kinds(20)["close"]].verdict is NOT_REPRODUCED  # a property: min 0.53
 
 
 def test_synthetic_random_alone_is_not_compared_with_itself():
@@ -295,6 +351,32 @@ def test_paired_table_per_delay_and_variant():
     assert synthetic_report.paired_table(without).empty
 
 
+def test_paired_lines_claims_have_three_outcomes():
+    """Wins hold, losses are contradicted, ties are not significant (with the way they point)."""
+    pending = synthetic_report.PENDING
+    table = final_table(
+        {
+            (5, "SEM-UCB"): [10.0, 20.0, 30.0],
+            (5, "NDC-SEM"): [7.0, 16.0, 28.0],  # -3, -4, -2: wins
+            (5, pending): [12.0, 20.0, 30.0],  # 2, 0, 0: within two se, above
+            (20, "SEM-UCB"): [10.0, 10.0, 10.0],
+            (20, "NDC-SEM"): [20.0, 22.0, 24.0],  # 10, 12, 14: loses
+            (20, pending): [9.0, 10.0, 10.0],  # -1, 0, 0: within two se, below
+        }
+    )
+    with collecting_claims() as claims:
+        synthetic_report.paired_lines(table)
+    assert [(c.verdict, c.label) for c in claims] == [
+        (HOLDS, "holds"),
+        (CONTRADICTED, "contradicted"),
+        (NOT_SIGNIFICANT, "opposite direction, not significant"),
+        (NOT_SIGNIFICANT, "same direction, not significant"),
+    ]
+    assert claims[0].ours == "difference -3 ± 1"
+    assert claims[0].test == "paired difference over 3 replicates, threshold 2 se; lower in 3 of 3"
+    assert claims[2].test.endswith("lower in 0 of 3")
+
+
 # ------------------------------------------------------------------------ Covid report
 
 N = 21  # regions
@@ -351,8 +433,8 @@ def covid_table(
     return pd.DataFrame(rows)
 
 
-def covid_verdicts(df: pd.DataFrame, unit: str = "max", ndc: str = "NDC-SEM") -> list:
-    return [c.holds for c in covid_report.claim_checks(df, EXPERIMENT, unit, ndc)]
+def covid_verdicts(df: pd.DataFrame, unit: str = "max", ndc: str = "NDC-SEM") -> list[Verdict]:
+    return [c.verdict for c in covid_report.claim_checks(df, EXPERIMENT, unit, ndc)]
 
 
 ADAPTS = {("NDC-SEM", 1): {1: "MAR;VDA", 25: "ABR;CAM", 40: "ABR;MAR"}}
@@ -367,62 +449,70 @@ def test_covid_the_papers_picture_holds():
     df = covid_table(ADAPTS, WINS, LEARNS)
     claims = covid_report.claim_checks(df, EXPERIMENT, "max")
     claims_text = covid_report.CLAIMS
-    assert [(c.text, c.ours, c.holds) for c in claims] == [
+    assert [(c.text, c.ours, c.verdict) for c in claims] == [
         (
             f"{claims_text['fig4']} -- check: at least one region chosen by NDC-SEM on days "
             "40-50 but not on days 25-39 (featured replicate 1)",
             "replicate 1: MAR; replicates with >= 1 such region: 1/2",
-            True,
+            HOLDS,
         ),
         (
             f"{claims_text['fig9']} -- check: mean over replicates of the sum over days 40-50",
             # days 40..50: 11 x 1.5 and 11 x 1.2 against 11 x 1.0
             "NDC-SEM 14.850 ± 1.650, SEM-UCB 11.000 ± 0.000 (paired difference 3.850 ± 1.650)",
-            True,
+            HOLDS,
         ),
         (
             f"{claims_text['fig3']} -- check: eps(t) lower at day 50 than at day 13",
             "eps(13) = 0.9000 ± 0.0000, eps(50) = 0.3000 ± 0.0000",
-            True,
+            HOLDS,
         ),
         (
             "the same on a fixed set: error of A_hat(t) on all 8 validation days lower at day "
             "50 than at day 13",
             "0.8000 ± 0.0000 -> 0.4000 ± 0.0000",
-            True,
+            HOLDS,
         ),
         (
             "the final graph predicts the validation days better than the empty graph (y_hat = b)",
             "0.4000 ± 0.0000 vs 0.6000 ± 0.0000",
-            True,
+            HOLDS,
         ),
     ]
 
 
 def test_covid_adaptation_is_read_on_the_featured_replicate_only():
     other_replicate = {("NDC-SEM", 0): {1: "ABR;CAM", 40: "ABR;MAR"}}
-    assert covid_verdicts(covid_table(other_replicate, WINS, LEARNS))[0] is False
+    assert covid_verdicts(covid_table(other_replicate, WINS, LEARNS))[0] is NOT_REPRODUCED
     sem_ucb = {("SEM-UCB", 1): {1: "ABR;CAM", 40: "ABR;MAR"}}
-    assert covid_verdicts(covid_table(sem_ucb, WINS, LEARNS))[0] is False
+    assert covid_verdicts(covid_table(sem_ucb, WINS, LEARNS))[0] is NOT_REPRODUCED
     # a region dropped at the change point is no region "only after"
     dropped = {("NDC-SEM", 1): {1: "ABR;CAM", 40: "ABR"}}
-    assert covid_verdicts(covid_table(dropped, WINS, LEARNS))[0] is False
+    assert covid_verdicts(covid_table(dropped, WINS, LEARNS))[0] is NOT_REPRODUCED
     # the first learned day and the day before the change point count as "before"
     first_day = {("NDC-SEM", 1): {1: "ABR;CAM", 25: "ABR;MAR", 26: "ABR;CAM", 40: "ABR;MAR"}}
-    assert covid_verdicts(covid_table(first_day, WINS, LEARNS))[0] is False
+    assert covid_verdicts(covid_table(first_day, WINS, LEARNS))[0] is NOT_REPRODUCED
     late = {("NDC-SEM", 1): {1: "ABR;CAM", 39: "ABR;MAR"}}
-    assert covid_verdicts(covid_table(late, WINS, LEARNS))[0] is False
+    assert covid_verdicts(covid_table(late, WINS, LEARNS))[0] is NOT_REPRODUCED
     # the change point itself counts as "after"
     at_change = {("NDC-SEM", 1): {1: "ABR;CAM", 40: "ABR;MAR", 41: "ABR;CAM"}}
-    assert covid_verdicts(covid_table(at_change, WINS, LEARNS))[0] is True
+    assert covid_verdicts(covid_table(at_change, WINS, LEARNS))[0] is HOLDS
 
 
-def test_covid_higher_reward_is_strict_and_counts_from_the_change_point():
-    assert covid_verdicts(covid_table(ADAPTS, {}, LEARNS))[1] is False  # equal rewards
-    loses = {("NDC-SEM", 0): 1.5, ("NDC-SEM", 1): 0.4}  # mean difference -0.5 per day
-    assert covid_verdicts(covid_table(ADAPTS, loses, LEARNS))[1] is False
-    barely = {("NDC-SEM", 0): 1.0 + 1 / 22}  # a difference of 0.5 over days 40..50
-    assert covid_verdicts(covid_table(ADAPTS, barely, LEARNS))[1] is True
+def test_covid_higher_reward_is_paired_and_counts_from_the_change_point():
+    """WINS: differences 5.5 and 2.2 over days 40..50 (mean 3.85, se 1.65: beyond two se)."""
+    assert covid_verdicts(covid_table(ADAPTS, WINS, LEARNS))[1] is HOLDS
+    assert covid_verdicts(covid_table(ADAPTS, {}, LEARNS))[1] is NOT_SIGNIFICANT  # equal
+    loses = {("NDC-SEM", 0): 1.5, ("NDC-SEM", 1): 0.4}  # 5.5 and -6.6: within two se
+    claim = covid_report.claim_checks(covid_table(ADAPTS, loses, LEARNS), EXPERIMENT, "max")[1]
+    assert claim.verdict is NOT_SIGNIFICANT
+    assert claim.label == "opposite direction, not significant"
+    assert claim.test == "paired difference over 2 replicates, threshold 2 se; higher in 1 of 2"
+    barely = {("NDC-SEM", 0): 1.0 + 1 / 22}  # 0.5 and 0: a higher mean within two se
+    claim = covid_report.claim_checks(covid_table(ADAPTS, barely, LEARNS), EXPERIMENT, "max")[1]
+    assert claim.verdict is NOT_SIGNIFICANT and claim.label == "same direction, not significant"
+    below = {("NDC-SEM", 0): 0.5, ("NDC-SEM", 1): 0.4}  # -5.5 and -6.6: beyond two se
+    assert covid_verdicts(covid_table(ADAPTS, below, LEARNS))[1] is CONTRADICTED
     summary = covid_report.reward_summary(covid_table(ADAPTS, WINS, LEARNS), "max", 40)
     windows = summary.set_index("window")
     assert list(windows.index) == ["before", "after", "total"]
@@ -439,9 +529,9 @@ def test_covid_higher_reward_is_strict_and_counts_from_the_change_point():
 @pytest.mark.parametrize(
     ("eps", "expected"),
     [
-        ({13: (0.3, 0.8, 0.6), HORIZON: (0.3, 0.4, 0.6)}, [False, True, True]),
-        ({13: (0.9, 0.4, 0.6), HORIZON: (0.3, 0.4, 0.6)}, [True, False, True]),
-        ({13: (0.9, 0.8, 0.6), HORIZON: (0.3, 0.6, 0.6)}, [True, True, False]),
+        ({13: (0.3, 0.8, 0.6), HORIZON: (0.3, 0.4, 0.6)}, [NOT_SIGNIFICANT, HOLDS, HOLDS]),
+        ({13: (0.9, 0.4, 0.6), HORIZON: (0.3, 0.4, 0.6)}, [HOLDS, NOT_SIGNIFICANT, HOLDS]),
+        ({13: (0.9, 0.8, 0.6), HORIZON: (0.3, 0.6, 0.6)}, [HOLDS, HOLDS, NOT_SIGNIFICANT]),
     ],
 )
 def test_covid_graph_claims_are_strict_comparisons(eps, expected):
@@ -450,9 +540,22 @@ def test_covid_graph_claims_are_strict_comparisons(eps, expected):
 
 def test_covid_graph_claims_read_ndc_sems_learner():
     """SEM-UCB's rows keep eps = 0.5 throughout: only NDC-SEM's rows decide."""
-    assert covid_verdicts(covid_table(ADAPTS, WINS, LEARNS))[2:] == [True, True, True]
+    assert covid_verdicts(covid_table(ADAPTS, WINS, LEARNS))[2:] == [HOLDS] * 3
     rising = {13: (0.3, 0.4, 0.6), HORIZON: (0.9, 0.8, 0.6)}
-    assert covid_verdicts(covid_table(ADAPTS, WINS, rising))[2:] == [False, False, False]
+    assert covid_verdicts(covid_table(ADAPTS, WINS, rising))[2:] == [CONTRADICTED] * 3
+
+
+def test_covid_graph_claims_are_paired_by_replicate():
+    """Replicate 1 ends with an error of 0.9 on all validation days: 0.4 - 0.8 and 0.9 - 0.8
+    (mean -0.15, se 0.25) and, against the empty graph, -0.2 and +0.3: both within two se."""
+    df = covid_table(ADAPTS, WINS, LEARNS)
+    last = (df["policy"] == "NDC-SEM") & (df["day"] == HORIZON) & (df["replicate"] == 1)
+    df.loc[last, "eps_all"] = 0.9
+    claims = covid_report.claim_checks(df, EXPERIMENT, "max")
+    assert [c.verdict for c in claims[2:]] == [HOLDS, NOT_SIGNIFICANT, NOT_SIGNIFICANT]
+    assert claims[3].label == "same direction, not significant"
+    assert claims[4].label == "opposite direction, not significant"
+    assert claims[3].test == "paired difference over 2 replicates, threshold 2 se; lower in 1 of 2"
 
 
 def test_covid_claims_read_their_own_unit():
@@ -460,14 +563,15 @@ def test_covid_claims_read_their_own_unit():
     rising = {13: (0.1, 0.1, 0.6), HORIZON: (2.0, 2.0, 0.6)}  # would flip a pooled mean
     cases = {"rewards": {("NDC-SEM", 0): 0.5}, "selections": {}, "eps": rising}
     df = covid_table(ADAPTS, WINS, LEARNS, units=("max", "cases"), per_unit={"cases": cases})
-    assert covid_verdicts(df, "max") == [True] * 5
-    assert covid_verdicts(df, "cases") == [False, False]  # not the primary unit: 2 claims
+    assert covid_verdicts(df, "max") == [HOLDS] * 5
+    # not the primary unit: 2 claims; rewards 0.5 and 1.0 against 1.0: within two se
+    assert covid_verdicts(df, "cases") == [NOT_REPRODUCED, NOT_SIGNIFICANT]
     swapped = covid_table(ADAPTS, WINS, LEARNS, units=("cases", "max"), per_unit={"cases": cases})
     assert covid_report.primary_unit(swapped) == "max"
-    assert covid_verdicts(swapped, "max") == [True] * 5
+    assert covid_verdicts(swapped, "max") == [HOLDS] * 5
     only_cases = covid_table(ADAPTS, WINS, LEARNS, units=("cases",))
     assert covid_report.primary_unit(only_cases) == "cases"
-    assert covid_verdicts(only_cases, "cases") == [True] * 5
+    assert covid_verdicts(only_cases, "cases") == [HOLDS] * 5
 
 
 def test_covid_tuned_ndc_sem_is_checked_on_its_own_rows():
@@ -476,8 +580,8 @@ def test_covid_tuned_ndc_sem_is_checked_on_its_own_rows():
     rewards = {(TUNED, 0): 1.5, (TUNED, 1): 1.5}
     selections = {(TUNED, 1): ADAPTS[("NDC-SEM", 1)]}
     df = covid_table(selections, rewards, LEARNS, policies=("NDC-SEM", TUNED, "SEM-UCB"))
-    assert covid_verdicts(df, "max", TUNED) == [True, True]
-    assert covid_verdicts(df, "max") == [False, False, True, True, True]
+    assert covid_verdicts(df, "max", TUNED) == [HOLDS, HOLDS]
+    assert covid_verdicts(df, "max") == [NOT_REPRODUCED, NOT_SIGNIFICANT, HOLDS, HOLDS, HOLDS]
     claims = covid_report.claim_checks(df, EXPERIMENT, "max", TUNED)
     assert "chosen by NDC-SEM (tuned) on days" in claims[0].text
     assert claims[1].ours.startswith("NDC-SEM (tuned) 16.500 ± 0.000, SEM-UCB 11.000")

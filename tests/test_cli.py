@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,8 +13,11 @@ import pytest
 from causalbandits.cli import main
 from causalbandits.experiments import (
     AlgorithmSpec,
+    Claim,
     ExperimentSpec,
     SpecExperiment,
+    claims_table,
+    load_results,
     plot_regret_curves,
     read_manifest,
 )
@@ -41,7 +46,9 @@ class TinyPaperExperiment(SpecExperiment):
         return [plot_regret_curves(df, out_dir / "tiny.png")]
 
     def report(self, df: pd.DataFrame) -> str:
-        return f"| replicates | {df.replicate.nunique()} |"
+        replicates = df.replicate.nunique()
+        claim = Claim.check("three replicates", str(replicates), replicates == 3)
+        return f"| replicates | {replicates} |\n\n" + claims_table([claim])
 
 
 def tiny(quick: bool) -> TinyPaperExperiment:
@@ -87,7 +94,12 @@ def test_reproduce_writes_results_report_and_plots(
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "| replicates | 3 |" in printed
-    assert (out / "report.md").read_text() == "| replicates | 3 |\n"
+    report = (out / "report.md").read_text()
+    assert report.startswith("| replicates | 3 |\n")
+    assert "| three replicates | 3 | holds |" in report
+    saved = json.loads((out / "claims.json").read_text())
+    assert saved["paper"] == __name__ and saved["description"].startswith("A tiny experiment")
+    assert [c["verdict"] for c in saved["claims"]] == ["holds"]
     table = pd.read_csv(out / "results.csv")
     assert list(table.deviation_budget) == [2, 10]
     assert (table.t == 100).all() and (table.replicates == 3).all()
@@ -98,6 +110,53 @@ def test_reproduce_writes_results_report_and_plots(
     (out / "tiny.png").unlink()
     assert main(["plot", str(out)]) == 0
     assert (out / "tiny.png").stat().st_size > 0
+
+
+def test_report_re_renders_a_results_directory(
+    catalogue: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "tiny"
+    argv = ["reproduce", "tiny", "--quick", "--replicates", "3", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    report, claims = (out / "report.md").read_text(), (out / "claims.json").read_text()
+    (out / "report.md").unlink()
+    (out / "claims.json").unlink()
+    assert main(["report", str(out)]) == 0
+    assert (out / "report.md").read_text() == report
+    assert (out / "claims.json").read_text() == claims
+
+    variant = tmp_path / "variant"  # a long table kept without a manifest
+    variant.mkdir()
+    load_results(out).to_parquet(variant / "results.parquet")
+    assert main(["report", str(variant), "--experiment", "tiny"]) == 0
+    assert (variant / "report.md").read_text() == report
+
+    original = (out / "manifest.json").read_text()
+    manifest = json.loads(original)
+    manifest["spec"]["horizon"] = 50  # written by another configuration than the catalogue's
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["report", str(out)]) == 1
+    assert "another configuration of 'cli-demo'" in capsys.readouterr().err
+    (out / "manifest.json").write_text(original)
+
+    shutil.rmtree(out / "tasks")  # a bandit spec's summary alone cannot be re-rendered
+    assert main(["report", str(out)]) == 1
+    assert "keeps only the summary" in capsys.readouterr().err
+
+
+def test_claims_prints_and_writes_the_scoreboard(
+    catalogue: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results" / "tiny"
+    argv = ["reproduce", "tiny", "--quick", "--replicates", "2", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["claims", "--results", str(out.parent)]) == 0
+    page = capsys.readouterr().out
+    assert "| three replicates | - | 2 | not reproduced | - | no cause recorded yet |" in page
+    assert main(["claims", "--results", str(out.parent), "--write"]) == 0
+    assert (out.parent / "CLAIMS.md").read_text() == page
+    assert main(["claims", "--results", str(tmp_path / "absent")]) == 1
 
 
 def test_run_and_plot_a_yaml_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

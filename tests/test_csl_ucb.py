@@ -8,6 +8,7 @@ from causalbandits.envs.csl_ucb import csl_system, make_environment
 from causalbandits.estimators.csl import learn_subgraphs
 from causalbandits.estimators.subgraph import SubgraphData
 from causalbandits.experiments import simulate
+from causalbandits.experiments.evidence import Verdict
 from causalbandits.experiments.runner import build_environment, make_tasks
 from causalbandits.papers.csl_ucb.bandits import (
     E3_SEED,
@@ -15,7 +16,7 @@ from causalbandits.papers.csl_ucb.bandits import (
     build_report,
     e3,
     e4,
-    ranking_check,
+    ranking_claim,
 )
 from causalbandits.policies import CSLUCB
 from causalbandits.random import Stream, replicate_seeds
@@ -121,16 +122,40 @@ def test_block_shares_and_report_against_hand_numbers():
     assert shares["CSL-UCB", 200] == pytest.approx(0.3)
     assert shares["UCB", 200] == pytest.approx(0.5)
     report = build_report("E3", df.assign(algorithm=df["algorithm"]))
-    assert "| CSL-UCB's regret 91.6% lower than UCB's | 90.0% lower | yes |" in report
+    within = "within 10 percentage points of the paper's"
+    claim = "| CSL-UCB's regret 91.6% lower than UCB's | 91.6% lower | 90.0% lower | holds |"
+    assert f"{claim} {within} |" in report
+    # one system: the ranking cannot be decided by a paired difference
+    assert "| ranking CSL-UCB < UCB | - | CSL-UCB < UCB; weakest pair CSL-UCB - UCB: " in report
+    assert (
+        "difference -90 ± nan | n/a | each adjacent pair; weakest: paired difference over 1"
+        in report
+    )
 
 
-def test_ranking_check_allows_inversions_within_one_standard_error():
+def per_system(regret: dict[str, list[float]]) -> pd.DataFrame:
+    """Regret at T per system (rows) and algorithm (columns)."""
+    frame = pd.DataFrame(regret)
+    frame.index = pd.MultiIndex.from_product([[0], frame.index], names=["setting", "replicate"])
+    return frame
+
+
+def test_the_ranking_is_as_strong_as_its_weakest_adjacent_pair():
     expected = ["a", "b", "c"]
-    error = pd.Series({"a": 3.0, "b": 4.0, "c": 0.0})
-    assert ranking_check(expected, pd.Series({"a": 1.0, "b": 2.0, "c": 3.0}), error) == (True, [])
-    tie = ranking_check(expected, pd.Series({"a": 6.0, "b": 2.0, "c": 9.0}), error)
-    assert tie == (True, ["a and b within 1 se"])  # 6 - 2 = 4 < hypot(3, 4) = 5
-    assert not ranking_check(expected, pd.Series({"a": 8.0, "b": 2.0, "c": 9.0}), error)[0]
+    ordered = per_system({"a": [1, 2, 3], "b": [5, 5, 6], "c": [9, 10, 8]})
+    claim = ranking_claim(expected, expected, ordered)
+    assert claim.verdict is Verdict.HOLDS and claim.holds
+    assert claim.text == "ranking a < b < c"
+    # a and b swapped within 2 se (paired differences 1, -2, 3): not significant
+    tie = per_system({"a": [6, 3, 9], "b": [5, 5, 6], "c": [9, 10, 8]})
+    claim = ranking_claim(expected, ["b", "a", "c"], tie)
+    assert claim.verdict is Verdict.NOT_SIGNIFICANT
+    assert claim.label == "opposite direction, not significant"
+    assert claim.ours == "b < a < c; weakest pair a - b: difference 1 ± 1"
+    assert claim.test.startswith("each adjacent pair; weakest: paired difference over 3")
+    # b above c beyond 2 se: contradicted, even though a < b holds
+    swapped = per_system({"a": [1, 2, 3], "b": [12, 11, 12], "c": [9, 10, 8]})
+    assert ranking_claim(expected, ["a", "c", "b"], swapped).verdict is Verdict.CONTRADICTED
 
 
 def test_e4_report_has_the_detection_claims():
@@ -155,9 +180,15 @@ def test_e4_report_has_the_detection_claims():
                 }
             )
     report = build_report("E4", pd.DataFrame(rows))
-    assert "| CSL-UCB-CD has the lowest regret | lowest: CSL-UCB-CD | yes |" in report
-    assert "changes detected 89.3% (need >= 80%) | 87.5% of 8 | yes |" in report
-    assert "delay 13.1 slots (need <= 30) | 8.6 slots; 1.50 false alarms per run | yes |" in report
+    assert (
+        "| CSL-UCB-CD has the lowest regret | - | lowest: CSL-UCB-CD; CSL-UCB-CD - UCB: "
+        "difference -90 ± 0 | holds | paired difference over 2 replicates"
+    ) in report
+    assert "changes detected 89.3% (need >= 80%) | 89.3% | 87.5% of 8 | holds |" in report
+    assert (
+        "delay 13.1 slots (need <= 30) | 13.1 slots | 8.6 slots; 1.50 false alarms per run | "
+        "holds |"
+    ) in report
     assert "UCB: sub-graph" not in report
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from causalbandits.cli import main
 from causalbandits.experiments import read_manifest
+from causalbandits.experiments.evidence import Verdict
 from causalbandits.papers.catalogue import EXPERIMENTS
 from causalbandits.papers.csl_ucb.graphs import (
     METHODS,
@@ -62,14 +63,14 @@ def test_interventional_regime_gives_csl_about_half_the_rounds(
 
 def test_report_contains_the_claims_table(tiny_runs: dict[int, pd.DataFrame]) -> None:
     report = build_report(tiny_runs[1], FAST_DAGMA)
-    assert "| paper's claim | ours | holds |" in report
+    assert "| paper's claim | paper | ours | verdict |" in report
     assert "| N | T | method | graph-FN rate | precision | recall | NSHD |" in report
     assert "interventional" in report and "warm_iter = 1000" in report
     for text in ("CSL's average recall 99.6%", "CSL-nw's graph-FN rate 100%", "than GOLEM's"):
         assert text in report
     checks = claim_checks(tiny_runs[1])
     assert len(checks) == 4  # one N: no trend claims
-    assert all(claim.holds in (True, False, None) for claim in checks)
+    assert all(isinstance(claim.verdict, Verdict) for claim in checks)
 
 
 def test_perfect_estimate_scores_perfectly() -> None:
@@ -147,7 +148,7 @@ def test_cli_reproduce_of_a_run_based_experiment(
     argv = ["reproduce", "tiny-e1", "--quick", "--replicates", "3", "--out", str(out)]
     assert main([*argv, "--no-progress", "--jobs", "1"]) == 0
     printed = capsys.readouterr().out
-    assert "| paper's claim | ours | holds |" in printed
+    assert "| paper's claim | paper | ours | verdict |" in printed
     names = {p.name for p in out.iterdir()}
     expected = {"results.parquet", "results.csv", "report.md", "fn_rate_vs_n.png"}
     assert expected | {"recall_vs_n.png", "manifest.json"} <= names
@@ -168,3 +169,39 @@ def test_cli_lists_the_run_based_experiments(capsys: pytest.CaptureFixture[str])
     listing = capsys.readouterr().out
     assert "csl-ucb-e1 " in listing and "graph identification" in listing
     assert "csl-ucb-e2 " in listing and "FN errors" in listing
+
+
+def hand_table(csl_misses: int, systems: int = 6) -> pd.DataFrame:
+    """One N and T: GOLEM misses an edge on every system, CSL on the first ``csl_misses``."""
+    rows = [
+        {
+            "n_nodes": 6,
+            "samples": 200,
+            "replicate": r,
+            "method": method,
+            "fn_any": method == "GOLEM" or r < csl_misses,
+            "precision": 1.0,
+            "recall": 1.0,
+            "nshd": 0.0,
+        }
+        for r in range(systems)
+        for method in ("CSL", "GOLEM")
+    ]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(
+    ("csl_misses", "verdict", "label"),
+    [
+        (0, Verdict.HOLDS, "holds"),  # CSL - GOLEM / 3 = -1/3 on every system
+        (1, Verdict.NOT_SIGNIFICANT, "same direction, not significant"),  # -1/6 ± 1/6
+        (5, Verdict.CONTRADICTED, "contradicted"),  # +1/2 ± 1/6
+    ],
+)
+def test_csl_fn_rate_against_a_third_of_golems_is_paired_over_systems(
+    csl_misses: int, verdict: Verdict, label: str
+) -> None:
+    claim = next(c for c in claim_checks(hand_table(csl_misses)) if "than GOLEM's" in c.text)
+    assert claim.verdict is verdict and claim.label == label
+    assert claim.paper == "81.1% lower"
+    assert claim.test.endswith(f"over 6 replicates, threshold 2 se; lower in {6 - csl_misses} of 6")

@@ -101,18 +101,18 @@ def verdicts(report: str) -> list[str]:
 
 def test_claims_follow_the_shares() -> None:
     df = synthetic_results()
-    assert verdicts(build_report(df)) == ["yes"] * 6
+    assert verdicts(build_report(df)) == ["holds"] * 6
     # one ANM data set of five off the modes (80% pass: still holds); two: fails
     broken = df.copy()
     anm_loo = broken.index[(broken["case"] == "anm") & (broken["encoder_std"] == "loo")]
     broken.loc[anm_loo[:1], "gmm_k"] = 3
-    assert verdicts(build_report(broken))[1] == "yes"
+    assert verdicts(build_report(broken))[1] == "holds"
     broken.loc[anm_loo[:2], "gmm_k"] = 3
-    assert verdicts(build_report(broken))[1] == "NO"
+    assert verdicts(build_report(broken))[1] == "not reproduced"
     # a homoscedastic encoder that recovers the DGM's U breaks "only heteroscedastic"
     recovered = df.copy()
     recovered.loc[(df["case"] == "dgm") & (df["encoder_std"] == "loo"), "abs_corr"] = 0.99
-    assert verdicts(build_report(recovered))[2] == "NO"
+    assert verdicts(build_report(recovered))[2] == "not reproduced"
     # without the heteroscedastic encoder, (ii) cannot be checked
     homoscedastic_only = df[df["encoder_std"] != "heteroscedastic"]
     assert verdicts(build_report(homoscedastic_only))[2:4] == ["n/a", "n/a"]

@@ -259,8 +259,9 @@ def test_quick_experiment_end_to_end(tmp_path):
     paths = experiment.plot(df, out)
     assert all(p.exists() and p.stat().st_size > 0 for p in paths)
     report = experiment.report(df)
-    assert "| holds |" in report and "days 40-80" in report
-    assert report.count("| yes |") + report.count("| NO |") >= 5
+    assert "| verdict |" in report and "days 40-80" in report
+    verdicts = ("| holds |", "| not reproduced |", "| contradicted |", "not significant |")
+    assert sum(report.count(v) for v in verdicts) >= 5
     again = experiment.run(out, jobs=1, progress=False)  # resumes: nothing left to run
     pd.testing.assert_frame_equal(again, df)
     with pytest.raises(FileNotFoundError, match="bulletins"):

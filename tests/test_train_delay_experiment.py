@@ -3,11 +3,14 @@
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from causalbandits.experiments.evidence import Verdict
 from causalbandits.papers.ssem_ucb.train_delay_report import (
     decode,
     distances_km,
+    lowest_regret,
     switches_per_block,
 )
 from causalbandits.papers.ssem_ucb.train_delays import TrainDelayRun, fitted, simulator
@@ -33,6 +36,35 @@ def test_super_arm_codes_decode_to_their_stations_and_distances_are_haversine() 
     assert d[0, 1] == pytest.approx(111.19, abs=0.05)
     np.testing.assert_allclose(d, d.T)
     assert d[0, 2] == pytest.approx(111.19 * np.cos(np.radians(51.0)), rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("differences", "verdict"),
+    [
+        ([-3.0, -2.5, -3.5], Verdict.HOLDS),
+        ([1.0, -1.2, 0.4], Verdict.NOT_SIGNIFICANT),
+        ([3.0, 2.5, 3.5], Verdict.CONTRADICTED),
+        ([-3.0], Verdict.NA),  # one run: no standard error
+    ],
+)
+def test_the_lowest_regret_is_paired_against_the_best_other(differences, verdict) -> None:
+    base = [20.0, 25.0, 30.0][: len(differences)]
+    totals = {
+        "SSEM-UCB-JO q=3": [b + d for b, d in zip(base, differences, strict=True)],
+        "SEM-UCB": base,
+        "Random": [b + 20 for b in base],
+    }
+    last = pd.DataFrame(
+        [
+            {"algorithm": label, "replicate": r, "cum_regret": value}
+            for label, values in totals.items()
+            for r, value in enumerate(values)
+        ]
+    )
+    claim = lowest_regret(last, "SSEM-UCB-JO q=3")
+    assert claim.verdict is verdict
+    assert "SSEM-UCB-JO q=3 minus SEM-UCB" in claim.ours
+    assert claim.test.startswith(f"paired difference over {len(differences)} replicates")
 
 
 def test_bad_configurations_are_refused() -> None:

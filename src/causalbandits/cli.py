@@ -1,4 +1,5 @@
-"""The ``causalbandits`` command: reproduce paper experiments, run specs, plot, list."""
+"""The ``causalbandits`` command: reproduce paper experiments, run specs, plot, list, re-render
+a report, print the claims scoreboard."""
 
 from __future__ import annotations
 
@@ -11,15 +12,27 @@ import pandas as pd
 
 from causalbandits.experiments.plots import standard_plots
 from causalbandits.experiments.protocol import Experiment, SpecExperiment
+from causalbandits.experiments.report import collecting_claims
 from causalbandits.experiments.runner import BACKENDS
+from causalbandits.experiments.scoreboard import save_claims, scoreboard
 from causalbandits.experiments.spec import ExperimentSpec
-from causalbandits.experiments.store import load_results, read_manifest
+from causalbandits.experiments.store import (
+    load_results,
+    read_manifest,
+    saved_long_table,
+    saved_results,
+)
 from causalbandits.papers.catalogue import (
     EXPERIMENTS,
+    PAPER_TITLES,
     UnknownExperimentError,
     describe,
     load_experiment,
+    paper_of,
 )
+
+#: The scoreboard's file name in the results folder.
+SCOREBOARD_FILE = "CLAIMS.md"
 
 
 def _print_paths(paths: Sequence[Path]) -> None:
@@ -43,14 +56,95 @@ def _reproduce(args: argparse.Namespace) -> int:
     if args.replicates is not None:
         metadata["replicates"] = args.replicates
     df = _execute(experiment, out_dir, args, metadata)
-    report = experiment.report(df)
     paths = [*experiment.write_tables(df, out_dir), *experiment.plot(df, out_dir)]
-    if report:
-        report_path = out_dir / "report.md"
-        report_path.write_text(report.rstrip("\n") + "\n", encoding="utf-8")
-        paths.append(report_path)
-        print(report)
-    _print_paths(paths)
+    _print_paths([*paths, *_write_report(experiment, args.experiment, df, out_dir)])
+    return 0
+
+
+def _write_report(experiment: Experiment, name: str, df: pd.DataFrame, out_dir: Path) -> list:
+    """Write ``report.md`` (printed too) and its claims (``claims.json``, for the scoreboard)
+    of catalogue experiment ``name``; return the paths written."""
+    with collecting_claims() as claims:
+        report = experiment.report(df)
+    if not report:
+        return []
+    report_path = out_dir / "report.md"
+    report_path.write_text(report.rstrip("\n") + "\n", encoding="utf-8")
+    print(report)
+    description = (experiment.description or "").strip().splitlines()
+    claims_path = save_claims(
+        out_dir, claims, paper_of(name), description[0] if description else ""
+    )
+    return [report_path, claims_path]
+
+
+def _catalogue_experiment(out_dir: Path, data: str | None = None) -> tuple[str, Experiment]:
+    """The catalogue name and experiment that wrote the results directory ``out_dir``."""
+    manifest = read_manifest(out_dir)
+    if manifest is None:
+        raise FileNotFoundError(f"{out_dir} has no manifest.json: not a results directory")
+    metadata = manifest["metadata"]
+    if "catalogue" not in metadata:
+        raise ValueError(f"{out_dir} was not written by 'causalbandits reproduce': no report")
+    experiment = load_experiment(metadata["catalogue"], metadata["quick"])
+    if "replicates" in metadata:
+        experiment = experiment.with_replicates(metadata["replicates"])
+    if data is not None:
+        experiment = experiment.with_data(data)  # type: ignore[attr-defined]
+    _check_configuration(experiment, manifest, out_dir)
+    return metadata["catalogue"], experiment
+
+
+def _check_configuration(experiment: Experiment, manifest: dict, out_dir: Path) -> None:
+    """Refuse a results directory written by another configuration than the catalogue's
+    ``experiment`` (the data file's path and digest aside): its report would not describe
+    those results."""
+    config = getattr(experiment, "config", None)
+    if config is not None and "config" in manifest:
+        ours, theirs = dict(config()), dict(manifest["config"])
+        for key in ("data_sha256", getattr(experiment, "DATA_FIELD", None)):
+            ours.pop(key, None)
+            theirs.pop(key, None)
+        differing = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+    elif isinstance(experiment, SpecExperiment) and "spec" in manifest:
+        ours, theirs = experiment.spec.to_dict(), dict(manifest["spec"])
+        ours.pop("description"), theirs.pop("description", None)
+        differing = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+    else:
+        differing = []
+    if differing:
+        raise ValueError(
+            f"{out_dir} was written by another configuration of "
+            f"{manifest['experiment']!r} than the catalogue's (differing: "
+            f"{', '.join(differing)}); its report would not describe these results"
+        )
+
+
+def _report(args: argparse.Namespace) -> int:
+    out_dir = Path(args.directory)
+    if args.experiment is None:
+        name, experiment = _catalogue_experiment(out_dir, args.data)
+        df = saved_results(out_dir)
+    else:  # a saved long table without a manifest (e.g. a variant kept beside its parent)
+        name, experiment = args.experiment, load_experiment(args.experiment)
+        if args.data is not None:
+            experiment = experiment.with_data(args.data)  # type: ignore[attr-defined]
+        df = saved_long_table(out_dir)
+    _print_paths(_write_report(experiment, name, df, out_dir))
+    return 0
+
+
+def _claims(args: argparse.Namespace) -> int:
+    root = Path(args.results)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is not a folder")
+    page = scoreboard(root, PAPER_TITLES)
+    if args.write:
+        path = root / SCOREBOARD_FILE
+        path.write_text(page, encoding="utf-8")
+        _print_paths([path])
+    else:
+        print(page, end="")
     return 0
 
 
@@ -80,12 +174,8 @@ def _plot(args: argparse.Namespace) -> int:
     if manifest is None:
         raise FileNotFoundError(f"{out_dir} has no manifest.json: not a results directory")
     df = load_results(out_dir)
-    metadata = manifest["metadata"]
-    if "catalogue" in metadata:
-        experiment = load_experiment(metadata["catalogue"], metadata["quick"])
-        if "replicates" in metadata:
-            experiment = experiment.with_replicates(metadata["replicates"])
-        paths = experiment.plot(df, out_dir)
+    if "catalogue" in manifest["metadata"]:
+        paths = _catalogue_experiment(out_dir)[1].plot(df, out_dir)
     else:
         paths = standard_plots(df, out_dir, manifest["spec"].get("sweep"))
     _print_paths(paths)
@@ -134,6 +224,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="list the paper experiments")
     listing.set_defaults(handler=_list)
+
+    report = commands.add_parser(
+        "report", help="re-render the report and claims of a results directory (no re-run)"
+    )
+    report.add_argument("directory")
+    report.add_argument("--data", help="the data file, for an experiment that reads one")
+    report.add_argument(
+        "--experiment", help="the catalogue experiment of a folder that has no manifest"
+    )
+    report.set_defaults(handler=_report)
+
+    claims = commands.add_parser("claims", help="the scoreboard of every saved report's claims")
+    claims.add_argument(
+        "--results", default="docs/results", help="the saved results (default: docs/results)"
+    )
+    claims.add_argument(
+        "--write", action="store_true", help=f"write RESULTS/{SCOREBOARD_FILE} instead of printing"
+    )
+    claims.set_defaults(handler=_claims)
     return parser
 
 

@@ -5,36 +5,114 @@ written into the code as prose."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from causalbandits.experiments.evidence import PairedComparison, Verdict, paired_sign
 from causalbandits.experiments.metrics import Z95
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A statement of a paper, our measured value, and whether it holds (``None``: not
-    checkable on these results, e.g. a quick run without the needed setting)."""
+    """A statement of a paper, our measured value and its verdict (:mod:`~causalbandits.
+    experiments.evidence`). ``paper`` is the paper's own number where it gives one, ``test``
+    how the verdict was decided (for a comparison: the paired test, its threshold and how many
+    replicates agree), ``label`` the verdict as printed (a tie says which way it points).
+
+    Build one with :meth:`check` (a property), :meth:`compare` (a paired comparison) or
+    :meth:`not_checkable`."""
 
     text: str
     ours: str
-    holds: bool | None
+    verdict: Verdict
+    paper: str = ""
+    test: str = ""
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.verdict, Verdict):
+            raise TypeError(f"verdict must be a Verdict, got {self.verdict!r}")
+        if not self.label:
+            object.__setattr__(self, "label", self.verdict.value)
+
+    @classmethod
+    def check(cls, text: str, ours: str, holds: bool | None, paper: str = "", test: str = ""):
+        """A property claim: ``holds``, ``not reproduced`` or (``None``) ``n/a``."""
+        return cls(text, ours, Verdict.of_property(holds), paper=paper, test=test)
+
+    @classmethod
+    def compare(
+        cls,
+        text: str,
+        comparison: PairedComparison,
+        paper: str = "",
+        digits: int = 3,
+        ours: str | None = None,
+    ) -> Claim:
+        """A comparison claim decided by ``comparison`` (``ours`` defaults to its mean
+        difference ± se with ``digits`` decimals)."""
+        return cls(
+            text,
+            comparison.describe(digits) if ours is None else ours,
+            comparison.verdict,
+            paper=paper,
+            test=comparison.test(),
+            label=comparison.label,
+        )
+
+    @classmethod
+    def not_checkable(cls, text: str, ours: str = "not run", paper: str = "") -> Claim:
+        """A claim these results cannot check (``n/a``)."""
+        return cls(text, ours, Verdict.NA, paper=paper)
+
+    @property
+    def holds(self) -> bool:
+        """Whether the verdict is ``holds``."""
+        return self.verdict is Verdict.HOLDS
 
 
-def verdict(holds: bool | None) -> str:
-    """``yes``, ``NO`` or ``n/a``."""
-    if holds is None:
-        return "n/a"
-    return "yes" if holds else "NO"
+_COLLECTED: ContextVar[list[Claim] | None] = ContextVar("collected_claims", default=None)
+
+
+@contextmanager
+def collecting_claims() -> Iterator[list[Claim]]:
+    """Collect every claim that :func:`claims_table` renders inside the ``with`` block, in
+    order (how a written report also saves its claims for the scoreboard)."""
+    collected: list[Claim] = []
+    token = _COLLECTED.set(collected)
+    try:
+        yield collected
+    finally:
+        _COLLECTED.reset(token)
 
 
 def claims_table(claims: Iterable[Claim], subject: str = "paper's claim") -> str:
-    """The "paper's claim | ours | holds" markdown table (``subject`` names the first column)."""
-    rows = [[c.text, c.ours, verdict(c.holds)] for c in claims]
-    return markdown_table([subject, "ours", "holds"], rows)
+    """The "claim | paper | ours | verdict | test" markdown table (``subject`` names the first
+    column; the paper and test columns appear when a claim fills them)."""
+    claims = list(claims)
+    collected = _COLLECTED.get()
+    if collected is not None:
+        collected.extend(claims)
+    with_paper = any(c.paper for c in claims)
+    with_test = any(c.test for c in claims)
+    header = [subject, *(["paper"] if with_paper else []), "ours", "verdict"]
+    header += ["test"] if with_test else []
+    rows = [
+        [
+            c.text,
+            *([c.paper or "-"] if with_paper else []),
+            c.ours,
+            c.label,
+            *([c.test or "-"] if with_test else []),
+        ]
+        for c in claims
+    ]
+    return markdown_table(header, rows)
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
@@ -66,18 +144,6 @@ def mean_se(values: Sequence[float] | np.ndarray | pd.Series) -> tuple[float, fl
     """Mean and standard error of ``values``."""
     array = np.asarray(values, dtype=float)
     return float(array.mean()), standard_error(array)
-
-
-#: Standard errors a paired difference must clear to count as a difference (the project's).
-PAIRED_SE = 2.0
-
-
-def paired_sign(mean: float, se: float, multiple: float = PAIRED_SE) -> int:
-    """``+1`` or ``-1`` when ``mean`` lies more than ``multiple`` standard errors above or
-    below zero, else ``0`` (a tie)."""
-    if mean - multiple * se > 0:
-        return 1
-    return -1 if mean + multiple * se < 0 else 0
 
 
 def pm(mean: float, se: float, digits: int = 0) -> str:

@@ -120,3 +120,34 @@ def load_results(out_dir: str | Path) -> pd.DataFrame:
     if not frames:
         raise FileNotFoundError(f"{out_dir} holds no finished task yet")
     return pd.concat(frames, ignore_index=True)
+
+
+#: The long tables a finished experiment may have saved, tried in order after its task files.
+SAVED_TABLES = ("results.parquet", "results.csv.gz", "results.csv")
+
+
+def saved_results(out_dir: str | Path) -> pd.DataFrame:
+    """The long results table of a results directory: its task files when present (a run's
+    own folder), else the long table an experiment saved (``docs/results`` keeps only that).
+    A bandit spec's ``results.csv`` is a summary, not the long table, and is refused."""
+    out_dir = Path(out_dir)
+    manifest = read_manifest(out_dir)
+    if manifest is None:
+        raise FileNotFoundError(f"{out_dir} has no {MANIFEST}: not a results directory")
+    if (out_dir / TASKS).is_dir():
+        return load_results(out_dir)
+    if "spec" in manifest:
+        raise FileNotFoundError(
+            f"{out_dir} keeps only the summary of a bandit spec run (no {TASKS}/ folder); "
+            "run the experiment again (same seed, same numbers) to re-render its report"
+        )
+    return saved_long_table(out_dir)
+
+
+def saved_long_table(out_dir: str | Path) -> pd.DataFrame:
+    """The first of :data:`SAVED_TABLES` in ``out_dir``."""
+    for name in SAVED_TABLES:
+        path = Path(out_dir) / name
+        if path.exists():
+            return pd.read_parquet(path) if name.endswith("parquet") else pd.read_csv(path)
+    raise FileNotFoundError(f"{out_dir} holds neither task files nor a saved long table")

@@ -8,6 +8,7 @@ Experiment`). This module only merges them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 
 from causalbandits.experiments.protocol import Experiment
 from causalbandits.papers import csl_ucb, excbo, mixed_sign, ndc_sem, robust_lcb, ssem_ucb
@@ -15,14 +16,32 @@ from causalbandits.papers.excbo import MissingExtraError
 
 Preset = Callable[[bool], Experiment]
 
+#: The paper packages in the papers' order (000-004), then the library's own benchmark.
+PAPERS = (robust_lcb, csl_ucb, excbo, ndc_sem, ssem_ucb, mixed_sign)
+
 EXPERIMENTS: dict[str, Preset] = {
-    **robust_lcb.EXPERIMENTS,
-    **csl_ucb.EXPERIMENTS,
-    **ndc_sem.EXPERIMENTS,
-    **excbo.EXPERIMENTS,
-    **ssem_ucb.EXPERIMENTS,
-    **mixed_sign.EXPERIMENTS,
+    name: preset for package in PAPERS for name, preset in package.EXPERIMENTS.items()
 }
+
+
+def paper_title(package: ModuleType) -> str:
+    """A paper package's title: its docstring's first line up to the first ``": "``."""
+    return (package.__doc__ or package.__name__).strip().splitlines()[0].split(": ")[0]
+
+
+#: The titles of :data:`PAPERS`, in order.
+PAPER_TITLES = tuple(paper_title(package) for package in PAPERS)
+
+
+def paper_of(name: str) -> str:
+    """The title of the paper whose package lists experiment ``name``; for an experiment a
+    user registered in :data:`EXPERIMENTS` directly, the module of its preset."""
+    for package in PAPERS:
+        if name in package.EXPERIMENTS:
+            return paper_title(package)
+    if name in EXPERIMENTS:
+        return getattr(EXPERIMENTS[name], "__module__", None) or "registered by the user"
+    raise UnknownExperimentError(f"unknown experiment {name!r}")
 
 
 class UnknownExperimentError(KeyError):

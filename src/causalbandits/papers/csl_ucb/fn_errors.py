@@ -187,33 +187,35 @@ def build_report(df: pd.DataFrame) -> str:
     gap = error_gap(df)
     no_fn, with_fn = thirds_trend(df, False), thirds_trend(df, True)
     claims = [
-        Claim(
+        Claim.check(
             f"error {PAPER_GAP:.1%} lower without FN errors",
             f"{gap:.1%} lower",
-            abs(gap - PAPER_GAP) <= GAP_TOLERANCE,
+            bool(abs(gap - PAPER_GAP) <= GAP_TOLERANCE),
+            paper=f"{PAPER_GAP:.1%} lower",
+            test=f"within {100 * GAP_TOLERANCE:g} percentage points of the paper's",
         ),
-        Claim(
+        Claim.check(
             "without FN errors the error decreases over time",
             f"{no_fn[0]:.3f} -> {no_fn[1]:.3f}",
-            no_fn[1] < no_fn[0],
+            bool(no_fn[1] < no_fn[0]),
         ),
-        Claim(
+        Claim.check(
             "with FN errors it does not decrease as much",
             f"{with_fn[0]:.3f} -> {with_fn[1]:.3f}",
-            with_fn[1] / with_fn[0] > no_fn[1] / no_fn[0],
+            bool(with_fn[1] / with_fn[0] > no_fn[1] / no_fn[0]),
         ),
     ]
     medians = thirds_trend(df, False, "median"), thirds_trend(df, True, "median")
     claims += [
-        Claim(
+        Claim.check(
             "(our robustness check, medians) without FN errors the error decreases",
             f"{medians[0][0]:.3f} -> {medians[0][1]:.3f}",
-            medians[0][1] < medians[0][0],
+            bool(medians[0][1] < medians[0][0]),
         ),
-        Claim(
+        Claim.check(
             "(our robustness check, medians) with FN errors it does not decrease as much",
             f"{medians[1][0]:.3f} -> {medians[1][1]:.3f}",
-            medians[1][1] / medians[1][0] > medians[0][1] / medians[0][0],
+            bool(medians[1][1] / medians[1][0] > medians[0][1] / medians[0][0]),
         ),
     ]
     replicate, share = heaviest_replicate(df)

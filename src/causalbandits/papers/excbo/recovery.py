@@ -244,7 +244,7 @@ def share_claim(text: str, shares: Mapping[str, float]) -> Claim:
     """A claim checked on shares of data sets: it holds if every share reaches
     ``REQUIRED_SHARE`` (``None``: nothing to check, e.g. an encoder not run)."""
     ours = ", ".join(f"{name}: {value:.0%}" for name, value in shares.items())
-    return Claim(
+    return Claim.check(
         text,
         ours or "not run",
         all(v >= REQUIRED_SHARE for v in shares.values()) if shares else None,
