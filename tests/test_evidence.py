@@ -21,6 +21,7 @@ from causalbandits.experiments.evidence import (
 from causalbandits.experiments.report import Claim, claims_table, collecting_claims
 from causalbandits.experiments.scoreboard import (
     collect,
+    count_table,
     read_causes,
     save_claims,
     scoreboard,
@@ -175,6 +176,13 @@ def test_committed_scoreboard_is_generated_from_docs_results() -> None:
         "docs/results/CLAIMS.md is out of date: run 'causalbandits claims --write'"
     )
     assert stale_causes(RESULTS) == []
+
+
+def test_the_readme_shows_the_scoreboard_counts() -> None:
+    readme = (RESULTS.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert count_table(RESULTS, PAPER_TITLES) in readme, (
+        "README.md's claim counts differ from the scoreboard's: copy its first table"
+    )
 
 
 def test_every_saved_report_has_its_claims() -> None:

@@ -97,21 +97,18 @@ def _catalogue_experiment(out_dir: Path, data: str | None = None) -> tuple[str, 
 
 def _check_configuration(experiment: Experiment, manifest: dict, out_dir: Path) -> None:
     """Refuse a results directory written by another configuration than the catalogue's
-    ``experiment`` (the data file's path and digest aside): its report would not describe
-    those results."""
+    ``experiment`` (the data file's path and digest, and the description, aside): its report
+    would not describe those results."""
     config = getattr(experiment, "config", None)
     if config is not None and "config" in manifest:
-        ours, theirs = dict(config()), dict(manifest["config"])
-        for key in ("data_sha256", getattr(experiment, "DATA_FIELD", None)):
-            ours.pop(key, None)
-            theirs.pop(key, None)
-        differing = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+        ours, theirs = config(), manifest["config"]
+        ignored = {"data_sha256", getattr(experiment, "DATA_FIELD", None)}
     elif isinstance(experiment, SpecExperiment) and "spec" in manifest:
-        ours, theirs = experiment.spec.to_dict(), dict(manifest["spec"])
-        ours.pop("description"), theirs.pop("description", None)
-        differing = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+        ours, theirs, ignored = experiment.spec.to_dict(), manifest["spec"], {"description"}
     else:
-        differing = []
+        return
+    keys = (ours.keys() | theirs.keys()) - ignored
+    differing = sorted(k for k in keys if ours.get(k) != theirs.get(k))
     if differing:
         raise ValueError(
             f"{out_dir} was written by another configuration of "

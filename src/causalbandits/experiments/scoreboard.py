@@ -119,16 +119,31 @@ def _count_row(name: str, claims: Sequence[Claim]) -> list[object]:
     return [name, *(counts[v] for v in Verdict), len(claims)]
 
 
+def _by_paper(saved: Sequence[SavedClaims], papers: Sequence[str]) -> dict[str, list[SavedClaims]]:
+    """The saved claims grouped by paper, ``papers`` first in their order, then the others
+    alphabetically."""
+    found = {s.paper for s in saved}
+    order = [p for p in papers if p in found] + sorted(found - set(papers))
+    return {p: [s for s in saved if s.paper == p] for p in order}
+
+
+def count_table(root: str | Path, papers: Sequence[str] = ()) -> str:
+    """Claims per paper and verdict of the saved reports under ``root`` (the scoreboard's
+    first table, also shown in the README)."""
+    saved = collect(root)
+    header = ["paper", *(v.value for v in Verdict), "claims"]
+    rows = [
+        _count_row(p, [c for s in group for c in s.claims])
+        for p, group in _by_paper(saved, papers).items()
+    ]
+    rows.append(_count_row("all", [c for s in saved for c in s.claims]))
+    return markdown_table(header, rows)
+
+
 def scoreboard(root: str | Path, papers: Sequence[str] = ()) -> str:
     """The scoreboard page of the saved reports under ``root`` (``papers``: their order;
     papers not named follow alphabetically)."""
-    saved = collect(root)
-    found = {s.paper for s in saved}
-    order = [p for p in papers if p in found] + sorted(found - set(papers))
-    by_paper = {p: [s for s in saved if s.paper == p] for p in order}
-    header = ["paper", *(v.value for v in Verdict), "claims"]
-    rows = [_count_row(p, [c for s in group for c in s.claims]) for p, group in by_paper.items()]
-    rows.append(_count_row("all", [c for s in saved for c in s.claims]))
+    by_paper = _by_paper(collect(root), papers)
     lines = [
         "# Claims scoreboard",
         "",
@@ -143,7 +158,7 @@ def scoreboard(root: str | Path, papers: Sequence[str] = ()) -> str:
         "reproduced** (a stated property that fails), **n/a** (not checkable on these "
         "results).",
         "",
-        markdown_table(header, rows),
+        count_table(root, papers),
     ]
     for paper, group in by_paper.items():
         lines += ["", f"## {paper}"]
