@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -310,3 +311,14 @@ def test_trial_1_variants_share_its_instances() -> None:
     assert all(label.startswith("SSEM-UCB-JO q=4 fd=") for label in fd.algorithms[2:])
     assert (constants.radius_scale, constants.bonus_scale) == (1.0, 1.0)
     assert constants.horizon == 200 and constants.name == "ssem-ucb-trial-1-paper-constants-quick"
+
+
+def test_the_long_linear_check_is_the_linear_check_at_t_2000() -> None:
+    linear = load_experiment("ssem-ucb-linear")
+    long = load_experiment("ssem-ucb-linear-long")
+    assert long.horizon == 2000 and long.name == "ssem-ucb-linear-long"
+    assert dataclasses.replace(long, horizon=linear.horizon, name=linear.name, description="") == (
+        dataclasses.replace(linear, description="")
+    )
+    quick = load_experiment("ssem-ucb-linear-long", quick=True)
+    assert quick.horizon == 200 and quick.name == "ssem-ucb-linear-long-quick"

@@ -9,6 +9,7 @@ from functools import partial
 from causalbandits.papers.ssem_ucb import train_delays
 from causalbandits.papers.ssem_ucb.trials import (
     finite_difference_preset,
+    linear_long_preset,
     paper_constants_preset,
     preset,
     tuning,
@@ -19,6 +20,7 @@ EXPERIMENTS = {
         f"ssem-ucb-{trial}": partial(preset, trial)
         for trial in ("linear", "trial-1", "trial-2", "trial-3")
     },
+    "ssem-ucb-linear-long": linear_long_preset,
     "ssem-ucb-trial-1-fd": finite_difference_preset,
     "ssem-ucb-trial-1-paper-constants": paper_constants_preset,
     "ssem-ucb-tuning": tuning,

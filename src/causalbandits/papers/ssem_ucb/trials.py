@@ -370,14 +370,26 @@ def preset(trial: str, quick: bool = False, noise_placement: str | None = None) 
     )
 
 
-def trial_1_variant(name: str, title: str, quick: bool = False, **changes: Any) -> SyntheticTrial:
-    """Trial 1 (``ssem-ucb-trial-1``: same seed, so the same instances and signals) with
-    ``changes`` to its fields, named ``ssem-ucb-trial-1-<name>`` (quick: ``T = 200``, 2
-    replicates, 2,000 MC samples)."""
+#: How :func:`trial_variant` names each trial in its description.
+VARIANT_SUBJECTS = {
+    "linear": "linear sanity check",
+    "trial-1": "trial 1",
+    "trial-2": "trial 2",
+    "trial-3": "trial 3",
+}
+
+
+def trial_variant(
+    trial: str, name: str, title: str, quick: bool = False, **changes: Any
+) -> SyntheticTrial:
+    """``trial``'s preset (``ssem-ucb-<trial>``: same seed, so the same instances and signals)
+    with ``changes`` to its fields, named ``ssem-ucb-<trial>-<name>`` and described as
+    ``"SSEM-UCB paper, <trial> <title>"`` (quick: ``T = 200``, 2 replicates, 2,000 MC
+    samples)."""
     full = dataclasses.replace(
-        preset("trial-1"),
-        name=f"ssem-ucb-trial-1-{name}",
-        description=f"SSEM-UCB paper, trial 1 {title}",
+        preset(trial),
+        name=f"ssem-ucb-{trial}-{name}",
+        description=f"SSEM-UCB paper, {VARIANT_SUBJECTS[trial]} {title}",
         **changes,
     )
     if not quick:
@@ -393,12 +405,19 @@ def trial_1_variant(name: str, title: str, quick: bool = False, **changes: Any) 
     )
 
 
+def linear_long_preset(quick: bool = False) -> SyntheticTrial:
+    """The linear sanity check at ``T = 2000`` (same instances and signals as
+    ``ssem-ucb-linear``): does R(t)/t keep falling, and is the final super arm then optimal?"""
+    return trial_variant("linear", "long", "at T = 2000", quick, horizon=2000)
+
+
 def finite_difference_preset(quick: bool = False) -> SyntheticTrial:
     """Trial 1 with finite-difference derivatives (App. -G1): SSEM-UCB-JO q = 1 and q = 4 with
     exact jets and q = 4 with central differences of every step of :data:`~causalbandits.
     papers.ssem_ucb.paper.FD_STEPS` (does q = 4 beat q = 1 on the paper's route?)."""
     steps = ", ".join(f"{step:g}" for step in FD_STEPS)
-    return trial_1_variant(
+    return trial_variant(
+        "trial-1",
         "fd",
         f"with finite-difference derivatives (q = 4, steps {steps}) against exact jets",
         quick,
@@ -409,7 +428,8 @@ def finite_difference_preset(quick: bool = False) -> SyntheticTrial:
 def paper_constants_preset(quick: bool = False) -> SyntheticTrial:
     """Trial 1 with the paper's printed constants: SSEM-UCB-JO q = 1..4 with radius and bonus
     scales 1 (no tuning; the scales change no other algorithm)."""
-    return trial_1_variant(
+    return trial_variant(
+        "trial-1",
         "paper-constants",
         "with the paper's printed constants (SSEM-UCB-JO, radius and bonus scales 1, no tuning)",
         quick,
