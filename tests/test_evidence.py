@@ -176,6 +176,7 @@ def test_committed_scoreboard_is_generated_from_docs_results() -> None:
         "docs/results/CLAIMS.md is out of date: run 'causalbandits claims --write'"
     )
     assert stale_causes(RESULTS) == []
+    assert "no cause recorded yet" not in committed, "a claim that does not hold needs a cause"
 
 
 def test_the_readme_shows_the_scoreboard_counts() -> None:

@@ -300,6 +300,7 @@ def test_trial_labels_carry_the_finite_difference_step() -> None:
     grid = load_experiment("ssem-ucb-trial-1-fd", quick=True)
     assert grid.trial == "trial-1" and grid.seed == load_experiment("ssem-ucb-trial-1").seed
     assert grid.algorithms == (
+        "SSEM-UCB-JO q=1",
         "SSEM-UCB-JO q=4",
         "SSEM-UCB-JO q=4 fd=0.01",
         "SSEM-UCB-JO q=4 fd=0.001",

@@ -64,7 +64,7 @@ def test_the_lowest_regret_is_paired_against_the_best_other(differences, verdict
     claim = lowest_regret(last, "SSEM-UCB-JO q=3")
     assert claim.verdict is verdict
     assert "SSEM-UCB-JO q=3 minus SEM-UCB" in claim.ours
-    assert claim.test.startswith(f"paired difference over {len(differences)} replicates")
+    assert claim.test.startswith(f"paired difference over {len(differences)} replicate")
 
 
 def test_bad_configurations_are_refused() -> None:
