@@ -184,21 +184,31 @@ def linear_higher_degrees(results: Results) -> list[Claim]:
     ]
 
 
+def group_ranking(
+    results: Results, group: list[str], rest: list[str] | None, direction: int, text: str
+) -> list[Claim]:
+    """The claim ``text`` that ``group`` ends lowest (``direction -1``) or highest (``+1``)
+    against ``rest`` (default: every other competitor), by :func:`group_against_rest`; none
+    when the run lacks an algorithm of ``group`` or of ``rest``."""
+    if rest is None:
+        rest = [label for label in results.competitors if label not in group]
+    if not results.has(*group, *rest):
+        return []
+    weakest, strongest, comparison = group_against_rest(results.values, group, rest, direction)
+    ours = f"{weakest} minus {strongest}: {_difference(comparison)}"
+    return [Claim.compare(text, comparison, ours=ours)]
+
+
 def q4_and_mets_lowest(results: Results) -> list[Claim]:
     """Figs. 2 and 4: "only SSEM-UCB-JO of degree 4 and METS achieved near-zero regret"."""
-    group = [f"{JO} q=4", "METS"]
-    if not results.has(*group):
-        return []
-    rest = [label for label in results.competitors if label not in group]
-    weakest, strongest, comparison = group_against_rest(results.values, group, rest, -1)
-    return [
-        Claim.compare(
-            "SSEM-UCB-JO q = 4 and METS end with the lowest R(T)/T (paired: the worse of the "
-            "two against the best of the rest)",
-            comparison,
-            ours=f"{weakest} minus {strongest}: {_difference(comparison)}",
-        )
-    ]
+    return group_ranking(
+        results,
+        [f"{JO} q=4", "METS"],
+        None,
+        -1,
+        "SSEM-UCB-JO q = 4 and METS end with the lowest R(T)/T (paired: the worse of the two "
+        "against the best of the rest)",
+    )
 
 
 def q4_below_q1(results: Results) -> list[Claim]:
@@ -248,19 +258,14 @@ def finite_differences_q4_below_q1(results: Results) -> list[Claim]:
 
 def sgb_and_igp_highest(results: Results) -> list[Claim]:
     """Figs. 2 and 4: SGB and IGP-UCB plateau highest."""
-    group = ["SGB", "IGP-UCB"]
-    if not results.has(*group):
-        return []
-    rest = [label for label in results.competitors if label not in group]
-    weakest, strongest, comparison = group_against_rest(results.values, group, rest, +1)
-    return [
-        Claim.compare(
-            "SGB and IGP-UCB end highest (paired: the lower of the two against the highest "
-            "of the rest)",
-            comparison,
-            ours=f"{weakest} minus {strongest}: {_difference(comparison)}",
-        )
-    ]
+    return group_ranking(
+        results,
+        ["SGB", "IGP-UCB"],
+        None,
+        +1,
+        "SGB and IGP-UCB end highest (paired: the lower of the two against the highest of the "
+        "rest)",
+    )
 
 
 def initial_regret(results: Results) -> list[Claim]:
@@ -345,18 +350,14 @@ def norm_cheaper(results: Results) -> list[Claim]:
 
 def norm_and_jo_below_baselines(results: Results) -> list[Claim]:
     """Fig. 4: SSEM-UCB-Norm and -JO both below SGB and IGP-UCB."""
-    group, rest = ["SSEM-UCB-Norm q=4", f"{JO} q=4"], ["SGB", "IGP-UCB"]
-    if not results.has(*group, *rest):
-        return []
-    weakest, strongest, comparison = group_against_rest(results.values, group, rest, -1)
-    return [
-        Claim.compare(
-            "SSEM-UCB-Norm and -JO both below SGB and IGP-UCB (paired: the higher of the two "
-            "against the lower of SGB and IGP-UCB)",
-            comparison,
-            ours=f"{weakest} minus {strongest}: {_difference(comparison)}",
-        )
-    ]
+    return group_ranking(
+        results,
+        ["SSEM-UCB-Norm q=4", f"{JO} q=4"],
+        ["SGB", "IGP-UCB"],
+        -1,
+        "SSEM-UCB-Norm and -JO both below SGB and IGP-UCB (paired: the higher of the two "
+        "against the lower of SGB and IGP-UCB)",
+    )
 
 
 def learners_converge(results: Results) -> list[Claim]:
