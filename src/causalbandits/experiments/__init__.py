@@ -1,6 +1,7 @@
 """Experiments: spec -> round loop with recorders -> runner (seeds, backends, resume) ->
 results store -> metrics -> report kit -> plots; one protocol for every experiment."""
 
+from causalbandits.experiments.evidence import PairedComparison, Verdict
 from causalbandits.experiments.grid import GridTask, TaskGrid
 from causalbandits.experiments.metrics import final, summarise
 from causalbandits.experiments.plots import (
@@ -25,10 +26,12 @@ __all__ = [
     "Experiment",
     "ExperimentSpec",
     "GridTask",
+    "PairedComparison",
     "Recorder",
     "SpecExperiment",
     "Task",
     "TaskGrid",
+    "Verdict",
     "checkpoint_rounds",
     "claims_table",
     "compare",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from causalbandits.experiments.evidence import PairedComparison, Verdict, paired_sign
+from causalbandits.experiments.evidence import PairedComparison, Verdict
 from causalbandits.experiments.metrics import Z95
 
 
@@ -154,14 +154,6 @@ def pm(mean: float, se: float, digits: int = 0) -> str:
 def mean_pm(values: Sequence[float] | np.ndarray | pd.Series, digits: int = 0) -> str:
     """``mean ± se`` of ``values``."""
     return pm(*mean_se(values), digits=digits)
-
-
-def paired_difference(first: pd.Series, second: pd.Series) -> tuple[float, float, int]:
-    """Mean and standard error of ``first - second`` over the replicates both have (indexed by
-    replicate), and its :func:`paired_sign`."""
-    difference = (first - second).dropna()
-    mean, se = mean_se(difference)
-    return mean, se, paired_sign(mean, se)
 
 
 def final_summary_table(
