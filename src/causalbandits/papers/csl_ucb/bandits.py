@@ -210,7 +210,6 @@ def final_by_replicate(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-#: The verdicts from the weakest: a ranking is as strong as its weakest adjacent pair.
 def ranking_claim(expected: list[str], ranking: list[str], per_system: pd.DataFrame) -> Claim:
     """The ranking ``expected`` (lowest regret first), decided by its weakest adjacent pair:
     each algorithm against the next one, paired over the systems (holds when every pair

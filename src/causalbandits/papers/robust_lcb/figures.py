@@ -161,8 +161,6 @@ def _below_best_other(values: pd.DataFrame, algorithm: str) -> tuple[str, Paired
     return best, PairedComparison.between(values[algorithm], values[best], direction=-1)
 
 
-#: Order of the verdicts from the weakest, to pick the comparison that decides a claim made
-#: of several (all must hold; one contradicted contradicts the claim).
 def build_report(figure: str, spec: ExperimentSpec, df: pd.DataFrame) -> str:
     """Our regret at T beside the paper's claims, with a verdict per checkable claim."""
     worst = worst_case_regret(spec.horizon)
