@@ -37,7 +37,7 @@ from causalbandits.envs.bo_problems import (
 )
 from causalbandits.envs.covid_testing import covid_pooled_testing
 from causalbandits.envs.epidemic import epidemic_calibration
-from causalbandits.experiments.evidence import PAIRED_SE, PairedComparison, Verdict
+from causalbandits.experiments.evidence import PAIRED_SE, PairedComparison, weakest
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.plots import plot_regret_curves
 from causalbandits.experiments.recorders import CumulativeRegret, OptimisationTrace
@@ -486,9 +486,9 @@ def welch(first: pd.Series, second: pd.Series) -> PairedComparison:
 
 def increasing_claim(text: str, groups: Mapping[float, pd.Series]) -> Claim:
     """``text``: each group (a noise level: its seeds' values) above the one before, every
-    step by :func:`welch` (the seeds differ between noise levels). Holds if every step holds,
-    is contradicted if a step is, else not significant (the same direction when every step's
-    mean points up)."""
+    step by :func:`welch` (the seeds differ between noise levels), decided by the weakest step
+    (:func:`~causalbandits.experiments.evidence.weakest`): holds if every step holds, is
+    contradicted if a step is."""
     keys = sorted(groups)
     if len(keys) < 2:
         return Claim.not_checkable(text, "one noise level")
@@ -498,21 +498,14 @@ def increasing_claim(text: str, groups: Mapping[float, pd.Series]) -> Claim:
         + "; "
         + ", ".join(f"{b} - {a}: {step.describe(3)}" for (a, b), step in steps.items())
     )
-    verdicts = {step.verdict for step in steps.values()}
     sizes = sorted({len(g.dropna()) for g in groups.values()})
     test = (
         "unpaired (Welch) difference between consecutive sigmas over "
         f"{' or '.join(map(str, sizes))} seeds each (seeds not shared across sigma), threshold "
         f"{PAIRED_SE:g} se at every step"
     )
-    if verdicts == {Verdict.HOLDS}:
-        return Claim(text, ours, Verdict.HOLDS, test=test)
-    for verdict in (Verdict.CONTRADICTED, Verdict.NA):
-        if verdict in verdicts:
-            return Claim(text, ours, verdict, test=test)
-    side = "same" if all(step.same_direction for step in steps.values()) else "opposite"
-    label = f"{side} direction, not significant"
-    return Claim(text, ours, Verdict.NOT_SIGNIFICANT, test=test, label=label)
+    deciding = steps[weakest(steps)]
+    return Claim(text, ours, deciding.verdict, test=test, label=deciding.label)
 
 
 def noise_study_claims(
