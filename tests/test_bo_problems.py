@@ -206,7 +206,10 @@ def test_problem_tells_the_graph_actions_and_sigma() -> None:
         objective=TargetNode(),
         noise_std=0.2,
         names=("X0", "X1", "X2", "Y"),
+        noise_variance=problem.noise_variance,
     )
+    # eq. 11's mixture: variance 5 sigma^2 at every node (decisions: excbo 1)
+    assert problem.noise_variance == pytest.approx((5 * 0.2**2,) * 4)
     assert list(problem.dag.topological_order) == [0, 1, 2, 3]
     assert dropwave().problem.active_inputs == ((0, 1), ())
     assert alpine2().problem.n_nodes == 6

@@ -3,6 +3,7 @@ surrogate, and the comparison grid (same numbers with 1 or 2 workers)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import torch
 
 from causalbandits.envs.bo_problems import dropwave
-from causalbandits.estimators.gp_network import NetworkAcquisition
+from causalbandits.estimators.gp_network import CachedPosterior, NetworkAcquisition
 from causalbandits.experiments.evidence import Verdict
 from causalbandits.experiments.recorders import CumulativeRegret, OptimisationTrace
 from causalbandits.experiments.simulate import simulate
@@ -28,9 +29,10 @@ from causalbandits.papers.excbo.comparison import (
     noise_study_claims,
     window_claim,
 )
-from causalbandits.policies.bo_baselines import EICF, GPUCB, MCBO
-from causalbandits.policies.causal_bo import AcquisitionOptimiser
+from causalbandits.policies.bo_baselines import EICF, GPUCB, MCBO, node_network, noise_scales
+from causalbandits.policies.causal_bo import CAPPED, AcquisitionOptimiser
 from causalbandits.policies.excbo import EXCBO
+from causalbandits.policies.nmcbo import NMCBO
 
 CHEAP = AcquisitionOptimiser(restarts=2, raw_samples=20, max_iterations=15)
 
@@ -100,7 +102,10 @@ def test_bad_input_is_refused() -> None:
 
 
 def _env():
-    env = dropwave(sigma=0.05, horizon=20)
+    return _reset(dropwave(sigma=0.05, horizon=20))
+
+
+def _reset(env):
     env.reset(0)
     return env
 
@@ -112,12 +117,93 @@ def trained_excbo(**options) -> EXCBO:
     return played(policy, env, 12)
 
 
-def test_restarts_grow_with_the_dimension_up_to_their_caps() -> None:
+def test_restarts_are_the_packages_by_default_and_capped_only_when_asked() -> None:
     optimiser = AcquisitionOptimiser()
     assert optimiser.starts(1) == (10, 100)
-    assert optimiser.starts(2) == (20, 200)
-    assert optimiser.starts(12) == (20, 512)  # Alpine2's EXCBO: 6 actions + 6 etas
-    assert AcquisitionOptimiser(raw_samples=1).starts(3) == (20, 20)  # raw >= restarts
+    assert optimiser.starts(4) == (40, 400)  # Dropwave's MCBO: the package's 40 and 400
+    assert optimiser.starts(12) == (120, 1200)  # Alpine2's EXCBO: 6 actions + 6 etas
+    assert CAPPED.starts(2) == (20, 200)
+    assert CAPPED.starts(12) == (20, 512)
+    assert AcquisitionOptimiser(raw_samples=1, max_restarts=20).starts(3) == (20, 20)
+
+
+def told_variances(policy) -> list[float]:
+    """The observation noise variance of every node GP ``policy`` fits on its data."""
+    if isinstance(policy, GPUCB):
+        actions, _ = policy.tensors()
+        targets = torch.as_tensor(policy.observed_objective)
+        from causalbandits.estimators.gp import node_gp
+        from causalbandits.policies.bo_baselines import told_variance
+
+        fixed = told_variance(policy.problem, policy.noise, policy.objective_node, 1e-6)
+        model = node_gp(actions, targets, noise_variance=fixed)
+        return [CachedPosterior.from_model(model).noise_variance]
+    if isinstance(policy, EICF):
+        return [m.noise_variance for m in policy_models(policy)]
+    return [m.noise_variance for m in node_network(policy, policy.noise).marginals]
+
+
+def policy_models(policy: EICF) -> list[CachedPosterior]:
+    """EICF's node GPs (``a -> x_i``) as cached posteriors, built as :meth:`EICF.propose`."""
+    from causalbandits.estimators.gp import node_gp
+    from causalbandits.policies.bo_baselines import told_variance
+
+    actions, values = policy.tensors()
+    return [
+        CachedPosterior.from_model(
+            node_gp(actions, values[:, i], told_variance(policy.problem, policy.noise, i, 1e-6))
+        )
+        for i in range(policy.n_nodes)
+    ]
+
+
+@pytest.mark.parametrize("cls", [GPUCB, EICF, MCBO])
+def test_known_noise_is_the_environments_variance_by_monte_carlo(cls) -> None:
+    """Told the noise, every baseline's node GPs carry the environment's noise variance, here
+    eq. 11's mixture at sigma = 0.1 estimated from 200,000 of the environment's own draws
+    (5 sigma^2 = 0.05), not sigma^2 = 0.01."""
+    env = dropwave(sigma=0.1, horizon=20)
+    draws = env.noise.sample(np.random.default_rng(0), (200_000,))
+    empirical = draws.var(axis=0)
+    policy = played(cls(env.problem, n_init=10, optimiser=CHEAP, noise="known"), _reset(env), 10)
+    told = told_variances(policy)
+    nodes = [1] if cls is GPUCB else [0, 1]  # GP-UCB models the objective, node Y
+    assert told == pytest.approx([empirical[i] for i in nodes], rel=0.02)
+    assert min(told) > 0.04
+
+
+def test_nmcbo_is_told_what_mcbo_is_told() -> None:
+    env = dropwave(sigma=0.1, horizon=20)
+    policy = played(NMCBO(env.problem, n_init=10, noise="known"), _reset(env), 10)
+    network = node_network(policy, policy.noise_knowledge)
+    assert [m.noise_variance for m in network.marginals] == pytest.approx(
+        list(env.problem.noise_variance), rel=1e-9
+    )
+
+
+def test_package_knowledge_tells_sigma_squared_and_learned_noise_is_fitted() -> None:
+    env = dropwave(sigma=0.1, horizon=20)
+    package = played(
+        MCBO(env.problem, n_init=10, optimiser=CHEAP, noise="package"), _reset(env), 10
+    )
+    assert told_variances(package) == pytest.approx([0.01, 0.01], rel=1e-9)
+    ucb = played(GPUCB(env.problem, n_init=10, optimiser=CHEAP, noise="package"), _reset(env), 10)
+    assert told_variances(ucb) == pytest.approx([1e-6], rel=1e-3)
+    learned = played(MCBO(env.problem, n_init=10, optimiser=CHEAP), _reset(env), 10)
+    variances = told_variances(learned)
+    assert all(v > 0 for v in variances) and variances != pytest.approx([0.01, 0.01])
+    scales = noise_scales(node_network(learned, "learned"))
+    assert scales.square().tolist() == pytest.approx(variances, rel=1e-9)
+
+
+def test_noise_knowledge_is_checked() -> None:
+    problem = dropwave(sigma=0.1, horizon=5).problem
+    with pytest.raises(ValueError, match="noise must be one of"):
+        MCBO(problem, noise="oracle")
+    with pytest.raises(ValueError, match="noise_variance"):
+        EICF(dataclasses.replace(problem, noise_variance=()), noise="known")
+    with pytest.raises(ValueError, match="noise_variance must hold"):
+        dataclasses.replace(problem, noise_variance=(1.0,))
 
 
 def test_excbo_acquisition_is_deterministic_under_fixed_base_samples() -> None:
@@ -184,11 +270,11 @@ def test_comparison_grid_gives_the_same_numbers_with_one_or_two_workers(tmp_path
     grid = BOComparison(
         problem="dropwave",
         sigmas=(0.05,),
-        methods=("UCB", "MCBO"),
+        methods=("UCB", "GP-MCBO"),
         rounds=2,
         n_init=4,
         replicates=2,
-        method_params={"UCB": {"optimiser": CHEAP}, "MCBO": {"optimiser": CHEAP, "samples": 8}},
+        method_params={"UCB": {"optimiser": CHEAP}, "GP-MCBO": {"optimiser": CHEAP, "samples": 8}},
     )
     one = grid.run(tmp_path / "one", progress=False)
     two = grid.run(tmp_path / "two", jobs=2, progress=False)
@@ -199,7 +285,7 @@ def test_comparison_grid_gives_the_same_numbers_with_one_or_two_workers(tmp_path
     assert one.equals(two)
     # the two methods met the same design and noise
     design = one[one["round"] <= 0].pivot_table(index=["replicate", "t"], columns="algorithm")
-    assert np.array_equal(design[("a0", "UCB")], design[("a0", "MCBO")])
+    assert np.array_equal(design[("a0", "UCB")], design[("a0", "GP-MCBO")])
     assert "EXCBO" not in one["algorithm"].unique()
 
 

@@ -60,9 +60,11 @@ class TargetNode(Objective):
 
 @dataclass(frozen=True)
 class CausalBOProblem:
-    """What a causal-BO learner is told: the graph, which actions feed which nodes, the
-    objective, and the noise level ``noise_std`` (the ``sigma`` of the problem; only MCBO,
-    which assumes known additive Gaussian noise, may read it; decisions: excbo 10)."""
+    """What a causal-BO learner may be told: the graph, which actions feed which nodes, the
+    objective, the noise level ``noise_std`` (the ``sigma`` of the problem, which the MCBO
+    package passes to MCBO) and ``noise_variance``, every node's exact noise variance (eq.
+    11's mixture has ``5 sigma^2``; empty when unknown). Which of the two a baseline reads
+    is its ``noise`` option (decisions: excbo 10)."""
 
     parents: tuple[tuple[int, ...], ...]
     active_inputs: tuple[tuple[int, ...], ...]
@@ -70,6 +72,7 @@ class CausalBOProblem:
     objective: Objective
     noise_std: float
     names: tuple[str, ...] = ()
+    noise_variance: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.parents)
@@ -80,6 +83,13 @@ class CausalBOProblem:
             )
         if not (np.isfinite(self.noise_std) and self.noise_std >= 0):
             raise ValueError(f"noise_std must be finite and >= 0, got {self.noise_std}")
+        variances = np.asarray(self.noise_variance, dtype=float)
+        if variances.size and (
+            variances.shape != (n,) or not np.all(np.isfinite(variances)) or variances.min() < 0
+        ):
+            raise ValueError(
+                f"noise_variance must hold {n} finite variances >= 0, got {self.noise_variance}"
+            )
         if any(not 0 <= k < self.n_actions for node in self.active_inputs for k in node):
             raise ValueError(f"active inputs must be action indices in 0..{self.n_actions - 1}")
         self.objective.nodes(n)
@@ -207,6 +217,7 @@ class FunctionNetworkBandit(ReplicatedEnvironment):
             objective=TargetNode() if objective is None else objective,
             noise_std=float(noise_std),
             names=network.names,
+            noise_variance=tuple(float(v) for v in noise.variance),
         )
 
     @property

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from botorch.acquisition import AcquisitionFunction
@@ -88,13 +89,36 @@ def training_inputs(
 Marginals = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
-def matern52(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+ROOT5 = 5.0**0.5
+
+
+class Matern52(torch.autograd.Function):
     """The Matérn-5/2 correlation ``(1 + sqrt5 d + 5 d^2 / 3) exp(-sqrt5 d)`` between the rows
-    of ``x`` (N, d) and ``y`` (n, d), already divided by the lengthscales."""
-    squared = (x.square().sum(-1, keepdim=True) - 2 * x @ y.T + y.square().sum(-1)).clamp_min(0)
-    distance = (squared + 1e-30).sqrt()  # the shift keeps the gradient finite at d = 0
-    root5 = 5.0**0.5 * distance
-    return (1.0 + root5 + (5.0 / 3.0) * squared) * torch.exp(-root5)
+    of ``x`` (N, d) and fixed ``y`` (n, d), both already divided by the lengthscales, with a
+    hand-written gradient in ``x``: ``dk/d(d^2) = -(5/6)(1 + sqrt5 d) exp(-sqrt5 d)``, so
+    ``dk/dx = 2 dk/d(d^2) (x - y)``. Autograd's own graph of the same formula keeps eight
+    ``(N, n)`` temporaries; this keeps one (``benchmarks/bench_causal_bo.py``)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        squared = (x.square().sum(-1, keepdim=True) - 2 * x @ y.T + y.square().sum(-1)).clamp_min(0)
+        root5 = squared.sqrt().mul_(ROOT5)
+        decay = torch.exp(-root5)
+        slope = (1.0 + root5).mul_(decay).mul_(-5.0 / 6.0)  # dk/d(d^2)
+        ctx.save_for_backward(x, y, slope)
+        return (1.0 + root5).add_(squared, alpha=5.0 / 3.0).mul_(decay)
+
+    @staticmethod
+    def backward(ctx: Any, upstream: torch.Tensor) -> tuple[torch.Tensor, None]:
+        x, y, slope = ctx.saved_tensors
+        weighted = upstream * slope
+        return 2.0 * (x * weighted.sum(-1, keepdim=True) - weighted @ y), None
+
+
+def matern52(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The Matérn-5/2 correlation between the rows of ``x`` (N, d) and the fixed rows of
+    ``y`` (n, d), already divided by the lengthscales (:class:`Matern52`)."""
+    return Matern52.apply(x, y)
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,13 +129,19 @@ class CachedPosterior:
     space, then mapped back to the targets' units, for the node GPs of
     :func:`~causalbandits.estimators.gp.node_gp` (constant mean, scaled Matérn-5/2). Equal to
     BoTorch's ``posterior`` (tested) without its per-call bookkeeping, which dominates at
-    thousands of points per call."""
+    thousands of points per call. ``L^-1`` is formed once, so that a call is one kernel and
+    one matrix product ``k(x, X) [alpha, L^-T]``. ``noise_variance``: the model's observation
+    noise variance in the targets' units (learned or fixed)."""
 
     model: SingleTaskGP
-    cholesky: torch.Tensor
-    alpha: torch.Tensor
+    lengthscale: torch.Tensor
+    scaled_inputs: torch.Tensor
+    weights: torch.Tensor
+    outputscale: float
+    constant: float
     offset: float
     scale: float
+    noise_variance: float
 
     @classmethod
     def from_model(cls, model: SingleTaskGP) -> CachedPosterior:
@@ -120,19 +150,31 @@ class CachedPosterior:
         prior = training_prior(model)
         cholesky = torch.linalg.cholesky(prior.covariance)
         residual = (prior.targets - prior.mean).unsqueeze(-1)
-        alpha = torch.cholesky_solve(residual, cholesky).squeeze(-1)
-        return cls(model, cholesky, alpha, prior.offset, prior.scale)
+        alpha = torch.cholesky_solve(residual, cholesky)
+        identity = torch.eye(len(cholesky), dtype=cholesky.dtype)
+        whitener = torch.linalg.solve_triangular(cholesky, identity, upper=False)
+        kernel = model.covar_module
+        lengthscale = kernel.base_kernel.lengthscale.detach().reshape(-1)
+        return cls(
+            model,
+            lengthscale,
+            model.train_inputs[0].detach() / lengthscale,
+            torch.cat([alpha, whitener.T], dim=-1),
+            float(kernel.outputscale),
+            float(model.mean_module.constant),
+            prior.offset,
+            prior.scale,
+            float(prior.noise.mean()) * prior.scale**2,
+        )
 
     def __call__(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         shape = inputs.shape[:-1]
         flat = inputs.reshape(-1, inputs.shape[-1])
-        kernel = self.model.covar_module
-        lengthscale = kernel.base_kernel.lengthscale.reshape(-1)
-        outputscale = kernel.outputscale.reshape(())
-        cross = outputscale * matern52(flat / lengthscale, self.model.train_inputs[0] / lengthscale)
-        mean = self.model.mean_module.constant.reshape(()) + cross @ self.alpha
-        solved = torch.linalg.solve_triangular(self.cholesky, cross.T, upper=False)
-        variance = (outputscale - solved.square().sum(dim=0)).clamp_min(1e-18)
+        cross = matern52(flat / self.lengthscale, self.scaled_inputs)
+        product = cross @ self.weights
+        mean = self.constant + self.outputscale * product[:, 0]
+        explained = self.outputscale**2 * product[:, 1:].square().sum(dim=-1)
+        variance = (self.outputscale - explained).clamp_min(1e-18)
         return (
             (self.offset + self.scale * mean).reshape(shape),
             (self.scale * variance.sqrt()).reshape(shape),

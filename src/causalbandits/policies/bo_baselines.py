@@ -1,10 +1,12 @@
 """The EXCBO paper's baselines (Sec. 7.1): GP-UCB on the objective alone, EICF (expected
-improvement for composite functions) and MCBO (hallucinated GP network, noiseless variant).
+improvement for composite functions) and MCBO with GP nodes (hallucinated GP network; the
+paper's "MCBO" is the noisy variant :class:`~causalbandits.policies.nmcbo.NMCBO`).
 
 All three follow the MCBO package's conventions (decisions: excbo 10, 11, 18; the package's
 algorithm-list bug is not reproduced): actions in ``[0, 1]^|A|``, one new full-network
-observation per round, BoTorch's multi-start L-BFGS-B with ``10 D`` restarts (at most 20)
-from ``100 D`` raw points (at most 512).
+observation per round, BoTorch's multi-start L-BFGS-B with ``10 D`` restarts from ``100 D``
+raw points. What each is told about the noise is its ``noise`` option
+(:data:`NOISE_KNOWLEDGE`): by default every method learns it, as EXCBO does.
 """
 
 from __future__ import annotations
@@ -27,34 +29,74 @@ from causalbandits.estimators.gp_network import (
 )
 from causalbandits.policies.causal_bo import AcquisitionOptimiser, SequentialOptimizer
 
-#: The near-noiseless observation variance of the GP-UCB and EICF models (the MCBO package's
-#: ``FixedNoiseGP(Yvar=1e-6)``, even in noisy environments; decisions: excbo 11).
+#: The near-noiseless observation variance of the MCBO package's GP-UCB and EICF models
+#: (``FixedNoiseGP(Yvar=1e-6)``, even in noisy environments), and the floor of every told
+#: variance (decisions: excbo 11).
 BASELINE_NOISE = 1e-6
 #: Monte Carlo samples of EICF's and MCBO's acquisitions (128 Sobol QMC samples, the MCBO
 #: package's).
 MC_SAMPLES = 128
+#: What a baseline is told about the noise (decisions: excbo 10, 11): ``"learned"`` (the
+#: default: every node GP learns its noise variance by marginal likelihood, as EXCBO's do:
+#: the same knowledge for every method), ``"known"`` (fixed at the environment's exact
+#: variance, ``problem.noise_variance``), ``"package"`` (the MCBO package's conventions:
+#: GP-UCB and EICF ``1e-6``, MCBO and NMCBO ``sigma^2``, a fifth of eq. 11's mixture
+#: variance).
+NOISE_KNOWLEDGE = ("learned", "known", "package")
 
 
-def known_noise_network(policy: SequentialOptimizer) -> GPNetwork:
+def check_noise_knowledge(noise: str, problem: CausalBOProblem) -> str:
+    """``noise`` if it is one of :data:`NOISE_KNOWLEDGE` and the problem can tell it."""
+    if noise not in NOISE_KNOWLEDGE:
+        raise ValueError(f"noise must be one of {NOISE_KNOWLEDGE}, got {noise!r}")
+    if noise == "known" and not problem.noise_variance:
+        raise ValueError("noise='known' needs a problem that states its noise_variance")
+    return noise
+
+
+def told_variance(problem: CausalBOProblem, noise: str, node: int, package: float) -> float | None:
+    """The fixed noise variance of node ``node``'s GP (``None``: learned) under the knowledge
+    ``noise``; ``package`` is what the MCBO package would fix."""
+    if noise == "learned":
+        return None
+    told = problem.noise_variance[node] if noise == "known" else package
+    return max(float(told), BASELINE_NOISE)
+
+
+def node_network(policy: SequentialOptimizer, noise: str) -> GPNetwork:
     """MCBO's node models on ``policy``'s data (decisions: excbo 10): one GP per node on
-    ``[a_i, minmax(z_i)]`` with the problem's known noise variance ``sigma^2`` fixed (floored
-    at :data:`BASELINE_NOISE`), as cached posteriors in a :class:`GPNetwork`. Shared by MCBO
+    ``[a_i, minmax(z_i)]``, its noise variance learned or told (:func:`told_variance`; the
+    package tells ``sigma^2``), as cached posteriors in a :class:`GPNetwork`. Shared by MCBO
     and its noisy variant NMCBO (:mod:`~causalbandits.policies.nmcbo`)."""
     actions, values = policy.tensors()
     inputs, scalers = training_inputs(policy.specs, actions, values)
-    variance = max(float(policy.problem.noise_std) ** 2, BASELINE_NOISE)
+    package = float(policy.problem.noise_std) ** 2
     models = tuple(
-        node_gp(inputs[i], values[:, i], noise_variance=variance) for i in range(policy.n_nodes)
+        node_gp(
+            inputs[i],
+            values[:, i],
+            noise_variance=told_variance(policy.problem, noise, i, package),
+        )
+        for i in range(policy.n_nodes)
     )
     return GPNetwork(
         policy.specs, tuple(map(CachedPosterior.from_model, models)), tuple(scalers), policy.order
     )
 
 
+def noise_scales(network: GPNetwork) -> torch.Tensor:
+    """Each node's additive noise standard deviation, ``(nodes,)``: the square root of its
+    GP's observation noise variance (learned or told), MCBO's ``u_i ~ N(0, rho_i^2)``."""
+    return torch.tensor(
+        [marginal.noise_variance for marginal in network.marginals], dtype=DTYPE
+    ).sqrt()
+
+
 class GPUCB(SequentialOptimizer):
     """GP-UCB (the paper's "UCB", Sec. 7.1): one GP ``a -> objective(x)``; acquisition
     ``mu + sqrt(beta) sigma`` (BoTorch ``UpperConfidenceBound``; the MCBO runner's
-    ``beta = 5``, decisions: excbo 8). Ignores the graph."""
+    ``beta = 5``, decisions: excbo 8). Ignores the graph. ``noise``: :data:`NOISE_KNOWLEDGE`
+    (``"known"`` tells the objective's node's variance; it needs an objective on one node)."""
 
     def __init__(
         self,
@@ -62,16 +104,21 @@ class GPUCB(SequentialOptimizer):
         beta: float = 5.0,
         n_init: int | None = None,
         optimiser: AcquisitionOptimiser | None = None,
+        noise: str = "learned",
     ) -> None:
         if not beta >= 0:
             raise ValueError(f"beta must be >= 0, got {beta}")
-        self.beta = float(beta)
+        nodes = problem.objective.nodes(problem.n_nodes)
+        if check_noise_knowledge(noise, problem) == "known" and len(nodes) != 1:
+            raise ValueError("noise='known' for GP-UCB needs an objective on one node")
+        self.beta, self.noise, self.objective_node = float(beta), noise, nodes[0]
         super().__init__(problem, n_init, optimiser)
 
     def propose(self, seed: int) -> np.ndarray:
         actions, _ = self.tensors()
         targets = torch.as_tensor(self.observed_objective, dtype=actions.dtype)
-        model = node_gp(actions, targets, noise_variance=BASELINE_NOISE)
+        variance = told_variance(self.problem, self.noise, self.objective_node, BASELINE_NOISE)
+        model = node_gp(actions, targets, noise_variance=variance)
         # BoTorch's UpperConfidenceBound, mu + sqrt(beta) sigma, on the cached posterior: the
         # objective is a one-node network fed by every action, hallucinated at eta = +1.
         everything = NodeSpec(tuple(range(self.problem.n_actions)), ())
@@ -92,12 +139,26 @@ class EICF(SequentialOptimizer):
     ``a -> x_i`` for every node and ``E[(objective(x~) - best)^+]`` by 128 Sobol QMC samples
     of their joint posterior, ``best`` the best observed objective. As in the reference, the
     maximiser of the posterior mean of the objective is a further candidate, kept when its EI
-    is higher."""
+    is higher. ``noise``: :data:`NOISE_KNOWLEDGE`."""
+
+    def __init__(
+        self,
+        problem: CausalBOProblem,
+        n_init: int | None = None,
+        optimiser: AcquisitionOptimiser | None = None,
+        noise: str = "learned",
+    ) -> None:
+        self.noise = check_noise_knowledge(noise, problem)
+        super().__init__(problem, n_init, optimiser)
 
     def propose(self, seed: int) -> np.ndarray:
         actions, values = self.tensors()
         models = [
-            node_gp(actions, values[:, i], noise_variance=BASELINE_NOISE)
+            node_gp(
+                actions,
+                values[:, i],
+                noise_variance=told_variance(self.problem, self.noise, i, BASELINE_NOISE),
+            )
             for i in range(self.n_nodes)
         ]
         model = ModelListGP(*models)
@@ -115,10 +176,12 @@ class EICF(SequentialOptimizer):
 
 
 class MCBO(SequentialOptimizer):
-    """MCBO (Sussex et al. 2022; the noiseless variant, decisions: excbo 10): one GP per
-    node on ``[a_i, minmax(z_i)]`` with the known noise variance fixed, and the hallucinated
-    network ``x_i = mu_i + beta eta_i sigma_i + u_i``, ``u_i ~ N(0, sigma^2)`` (fixed base
-    samples), maximising the Monte Carlo mean of the objective jointly over ``(a, eta)``."""
+    """MCBO with GP nodes (Sussex et al. 2022; the noiseless variant, decisions: excbo 10;
+    reported as "GP-MCBO"): one GP per node on ``[a_i, minmax(z_i)]`` (:func:`node_network`),
+    and the hallucinated network ``x_i = mu_i + beta eta_i sigma_i + u_i``,
+    ``u_i ~ N(0, rho_i^2)`` with ``rho_i^2`` the node GP's noise variance (fixed base
+    samples), maximising the Monte Carlo mean of the objective jointly over ``(a, eta)``.
+    ``noise``: :data:`NOISE_KNOWLEDGE`."""
 
     def __init__(
         self,
@@ -127,18 +190,20 @@ class MCBO(SequentialOptimizer):
         n_init: int | None = None,
         samples: int = MC_SAMPLES,
         optimiser: AcquisitionOptimiser | None = None,
+        noise: str = "learned",
     ) -> None:
         if not beta >= 0:
             raise ValueError(f"beta must be >= 0, got {beta}")
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
         self.beta, self.samples = float(beta), int(samples)
+        self.noise = check_noise_knowledge(noise, problem)
         super().__init__(problem, n_init, optimiser)
 
     def propose(self, seed: int) -> np.ndarray:
-        network = known_noise_network(self)
+        network = node_network(self, self.noise)
         generator = torch.Generator().manual_seed(seed)
-        noise = float(self.problem.noise_std) * torch.randn(
+        noise = noise_scales(network) * torch.randn(
             self.samples, self.n_nodes, generator=generator, dtype=DTYPE
         )
         acquisition = NetworkAcquisition(

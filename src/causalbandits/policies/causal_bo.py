@@ -39,24 +39,35 @@ from causalbandits.random import as_seed_sequences
 @dataclass(frozen=True)
 class AcquisitionOptimiser:
     """Multi-start L-BFGS-B settings for a decision of dimension ``D`` (decisions: excbo
-    18): ``restarts * D`` restarts (the MCBO package's), at most ``max_restarts``, from the
-    best of ``raw_samples * D`` random points, at most ``max_raw_samples`` (BoTorch's
-    tutorial settings), and at most ``max_iterations`` iterations."""
+    18): ``restarts * D`` restarts from the best of ``raw_samples * D`` random points (by
+    default the MCBO package's ``10 D`` and ``100 D``), optionally capped at
+    ``max_restarts`` and ``max_raw_samples`` (:data:`CAPPED`), and at most
+    ``max_iterations`` iterations."""
 
     restarts: int = 10
     raw_samples: int = 100
-    max_restarts: int = 20
-    max_raw_samples: int = 512
+    max_restarts: int | None = None
+    max_raw_samples: int | None = None
     max_iterations: int = 200
 
     def __post_init__(self) -> None:
-        if min(vars(self).values()) < 1:
+        if min(value for value in vars(self).values() if value is not None) < 1:
             raise ValueError(f"acquisition optimiser settings must be >= 1, got {self}")
 
     def starts(self, dimension: int) -> tuple[int, int]:
         """``(restarts, raw samples)`` for a decision of dimension ``dimension``."""
-        restarts = min(self.restarts * dimension, self.max_restarts)
-        return restarts, max(min(self.raw_samples * dimension, self.max_raw_samples), restarts)
+        restarts = self.restarts * dimension
+        raw = self.raw_samples * dimension
+        if self.max_restarts is not None:
+            restarts = min(restarts, self.max_restarts)
+        if self.max_raw_samples is not None:
+            raw = min(raw, self.max_raw_samples)
+        return restarts, max(raw, restarts)
+
+
+#: A labelled budget for large decisions: at most 20 restarts from at most 512 raw points
+#: (BoTorch's tutorial settings; decisions: excbo 18).
+CAPPED = AcquisitionOptimiser(max_restarts=20, max_raw_samples=512)
 
 
 def default_initial_design(problem: CausalBOProblem) -> int:

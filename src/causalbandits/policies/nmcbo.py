@@ -1,14 +1,15 @@
 """NMCBO: MCBO's noisy variant (Sussex, Makarova & Krause 2022; the MCBO package's
 ``--algo NMCBO``), batched over its random re-initialisations.
 
-The node models are MCBO's (:func:`~causalbandits.policies.bo_baselines.known_noise_network`:
-one GP per node on ``w_i = [a_i, minmax(z_i)]`` with the known noise variance). Where MCBO
+The node models are MCBO's (:func:`~causalbandits.policies.bo_baselines.node_network`:
+one GP per node on ``w_i = [a_i, minmax(z_i)]``, its noise variance ``rho_i^2`` learned or
+told by the ``noise`` option). Where MCBO
 maximises over one constant ``eta_i`` per node, NMCBO lets the hallucination depend on the
 node's input: ``eta_i(w_i)`` is a small network and the action a free parameter vector,
 
 ``eta_i(w) = 2 sigmoid(fc2(ReLU(fc1(w))) + b_i) - 1``  (hidden width ``4 dim(w)``),
 ``a = sigmoid(theta)``  (the package's ``ActionNet``, ``sigmoid(W 1)``),
-``x_i = mu_i(w_i) + beta eta_i(w_i) sigma_i(w_i) + u_i``,  ``u_i ~ N(0, sigma^2)``,
+``x_i = mu_i(w_i) + beta eta_i(w_i) sigma_i(w_i) + u_i``,  ``u_i ~ N(0, rho_i^2)``,
 
 and maximises ``E_u[objective(x)]`` over all network weights by SGD (learning rate ``1e-3``)
 on the Monte Carlo mean over ``batch_size`` noise draws per step (the package's runner: 32
@@ -42,9 +43,9 @@ Where the package is silent or we deviate (and why):
   the objective's node when the objective is a :class:`~causalbandits.envs.causal_bo.TargetNode`
   (``+1`` is then the optimistic value); for a composite objective (the epidemic's squared
   error) ``+1`` need not be optimistic and every node's ``eta`` is learned.
-- **Re-initialisations.** ``reinits = 64`` by default: the package's 1000 cost 8 to 13
-  times more per proposal on Dropwave (2.6 s and 5.9 s against 0.33 s and 0.46 s at 20 and
-  50 observations, one thread; ``benchmarks/bench_nmcbo.py``).
+- **Re-initialisations.** ``reinits = 1000`` by default, the package's; 64 is a labelled
+  option that costs 8 to 13 times less per proposal on Dropwave
+  (``benchmarks/bench_nmcbo.py``).
 - **Seeding.** Initial weights and noise come from a ``torch.Generator`` seeded by the
   proposal's seed (the package reseeds torch non-deterministically).
 """
@@ -61,7 +62,7 @@ from botorch.optim.stopping import ExpMAStoppingCriterion
 from causalbandits.envs.causal_bo import CausalBOProblem, TargetNode
 from causalbandits.estimators.gp import DTYPE
 from causalbandits.estimators.gp_network import GPNetwork, NodeSpec, node_inputs
-from causalbandits.policies.bo_baselines import known_noise_network
+from causalbandits.policies.bo_baselines import check_noise_knowledge, node_network, noise_scales
 from causalbandits.policies.causal_bo import SequentialOptimizer
 
 #: Batched network weights by name, each with a leading re-initialisation axis ``(R, ...)``.
@@ -201,6 +202,12 @@ class NoisyHallucination:
     objective: Callable[[torch.Tensor], torch.Tensor]
     beta: float
 
+    def noise(self, samples: int, generator: torch.Generator) -> torch.Tensor:
+        """``samples`` draws ``(samples, nodes)`` of the node noise ``u_i ~ N(0, rho_i^2)``,
+        ``rho_i^2`` each node GP's noise variance (:func:`~.bo_baselines.noise_scales`)."""
+        draws = torch.randn(samples, len(self.network.specs), generator=generator, dtype=DTYPE)
+        return noise_scales(self.network) * draws
+
     def values(self, params: Parameters, noise: torch.Tensor) -> torch.Tensor:
         """Node values ``(R, S, nodes)`` for weights ``params`` and noise ``(S, nodes)``."""
         actions = self.nets.actions(params)
@@ -287,10 +294,10 @@ class NMCBO(SequentialOptimizer):
 
     Parameters
     ----------
-    problem: what the learner is told; ``problem.noise_std`` is the known noise ``sigma``.
+    problem: what the learner is told (``noise_std``, ``noise_variance``: see ``noise``).
     beta: the hallucination's scale, ``x = mu + beta eta sigma`` (MCBO's 5).
     n_init: the initial design's size (default ``2(|A| + 1)``).
-    reinits: random initialisations per proposal (the package's 1000; default 64).
+    reinits: random initialisations per proposal (default the package's 1000).
     max_steps: SGD steps at most per initialisation (``maxiter``, the package's 1000).
     stopping: ``"expma"`` (BoTorch's moving-average rule per initialisation) or
         ``"fixed"`` (always ``max_steps``).
@@ -299,6 +306,7 @@ class NMCBO(SequentialOptimizer):
     lr: the SGD learning rate (the package's ``1e-3``).
     selection_samples: noise draws of the estimate that picks the best initialisation.
     max_points: node inputs per batched evaluation (memory cap; results do not depend on it).
+    noise: what the node GPs are told (:data:`~.bo_baselines.NOISE_KNOWLEDGE`).
     """
 
     def __init__(
@@ -306,13 +314,14 @@ class NMCBO(SequentialOptimizer):
         problem: CausalBOProblem,
         beta: float = 5.0,
         n_init: int | None = None,
-        reinits: int = 64,
+        reinits: int = 1000,
         max_steps: int = 1000,
         stopping: str = "expma",
         batch_size: int | None = None,
         lr: float = 1e-3,
         selection_samples: int = 1000,
         max_points: int = 2**14,
+        noise: str = "learned",
     ) -> None:
         if not beta >= 0:
             raise ValueError(f"beta must be >= 0, got {beta}")
@@ -339,6 +348,7 @@ class NMCBO(SequentialOptimizer):
             int(batch_size),
         )
         self.selection_samples, self.max_points = int(selection_samples), int(max_points)
+        self.noise_knowledge = check_noise_knowledge(noise, problem)
         super().__init__(problem, n_init)
         objective = problem.objective
         fixed = objective.nodes(self.n_nodes) if isinstance(objective, TargetNode) else ()
@@ -352,19 +362,14 @@ class NMCBO(SequentialOptimizer):
     def hallucination(self) -> NoisyHallucination:
         """The objective of the networks on the current data (MCBO's node GPs)."""
         return NoisyHallucination(
-            known_noise_network(self), self.nets, self.problem.objective, self.beta
+            node_network(self, self.noise_knowledge), self.nets, self.problem.objective, self.beta
         )
-
-    def noise(self, samples: int, generator: torch.Generator) -> torch.Tensor:
-        """``samples`` draws ``(samples, nodes)`` of the known noise ``N(0, sigma^2)``."""
-        draws = torch.randn(samples, self.n_nodes, generator=generator, dtype=DTYPE)
-        return float(self.problem.noise_std) * draws
 
     def propose(self, seed: int) -> np.ndarray:
         hallucination = self.hallucination()
         generator = torch.Generator().manual_seed(seed)
         start = concat([*self.chosen, self.nets.initial(self.reinits, generator)])
-        noise = self.noise(self.max_steps * self.batch_size, generator)
+        noise = hallucination.noise(self.max_steps * self.batch_size, generator)
         trained, _ = hallucination.train(
             start,
             noise.reshape(self.max_steps, self.batch_size, self.n_nodes),
@@ -373,7 +378,7 @@ class NMCBO(SequentialOptimizer):
             self.max_points,
         )
         scores = hallucination.score(
-            trained, self.noise(self.selection_samples, generator), self.max_points
+            trained, hallucination.noise(self.selection_samples, generator), self.max_points
         )
         best = take(trained, [int(torch.argmax(scores))])
         self.chosen.append(best)
