@@ -6,8 +6,8 @@ Usage::
 
 One BO round of each policy with ``n = 56`` observations (a uniform random design of 56
 actions on Dropwave, sigma = 0.05, mixture noise), one torch thread, the policy's default
-settings (128 Monte Carlo samples, ``min(10 D, 20)`` restarts from ``min(100 D, 512)`` raw
-points). The time
+settings (128 Monte Carlo samples, the package's ``10 D`` restarts from ``100 D`` raw
+points, noise learned). The time
 of a round is split into the GP fits, the mixture fits (EXCBO) and the acquisition
 optimisation (everything else is below a millisecond). Reported: the median over
 ``--repeats`` data sets, the issue's targets (EXCBO <= 2 s, MCBO <= 4.5 s, GP-UCB <= 0.5 s)

@@ -19,6 +19,8 @@ from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.excbo.comparison import (
     BOComparison,
     beats,
+    beta_scores,
+    chosen_betas,
     dropwave_diagnosis,
     early_late,
     increasing_claim,
@@ -488,3 +490,35 @@ def test_higher_noise_claim_needs_every_step() -> None:
     claim = increasing_claim("c", {0.1: low, 0.2: mid, 0.3: low})
     assert claim.verdict is Verdict.CONTRADICTED
     assert increasing_claim("c", {0.1: low}).verdict is Verdict.NA
+
+
+def test_beta_tuning_scores_late_means_over_the_optimum_averaged_over_problems() -> None:
+    """Two problems, two methods, two betas: a hand-computed table."""
+
+    def tuning_run(late: dict[tuple[str, float], float], optimum: float) -> pd.DataFrame:
+        rows = []
+        for (method, beta), value in late.items():
+            for seed in range(2):
+                for round_ in range(-1, 3):  # a design round, then BO rounds 1-2
+                    reward = -50.0 if round_ <= 0 else value + (seed - 0.5)
+                    rows.append(
+                        {
+                            "algorithm": f"{method} (beta = {beta:g})",
+                            "base_method": method,
+                            "beta": beta,
+                            "sigma": 0.05,
+                            "replicate": seed,
+                            "round": round_,
+                            "expected_reward": reward,
+                            "optimum": optimum,
+                        }
+                    )
+        return pd.DataFrame(rows)
+
+    first = tuning_run({("A", 0.5): 1.0, ("A", 5.0): 2.0, ("B", 0.5): 0.5, ("B", 5.0): 1.5}, 2.0)
+    second = tuning_run({("A", 0.5): 9.0, ("A", 5.0): 1.0, ("B", 0.5): 0.0, ("B", 5.0): 5.0}, 10.0)
+    scores = beta_scores({"first": first, "second": second})
+    assert scores.loc[("A", 0.5), "score"] == pytest.approx((0.5 + 0.9) / 2)
+    assert scores.loc[("A", 5.0), "score"] == pytest.approx((1.0 + 0.1) / 2)
+    assert scores.loc[("B", 5.0), "second"] == pytest.approx(0.5)
+    assert chosen_betas(scores) == {"A": 0.5, "B": 5.0}  # A is better on 1 of 2 at 5

@@ -43,11 +43,11 @@ CASES = {
     ),
     "unknown policy parameter": (
         broken(lambda d: d["algorithms"][0]["params"].update(speed=2)),
-        "algorithm 'UCB' in setting 0",
+        "algorithms[0].params.speed: unexpected keyword argument 'speed'",
     ),
     "mistyped value": (
         broken(lambda d: d["settings"][0].update(deviation_budget="ten")),
-        "environment of setting 0",
+        "settings[0].deviation_budget must be a number",
     ),
     "mistyped horizon": (broken(lambda d: d.update(horizon="long")), "horizon T must be"),
     "NaN budget": (

@@ -169,3 +169,21 @@ def test_one_node_network_at_eta_one_is_botorchs_upper_confidence_bound() -> Non
     with torch.no_grad():
         expected = UpperConfidenceBound(model, beta=5.0)(points)
         torch.testing.assert_close(ours(points), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_matern52_value_and_hand_written_gradient_match_the_closed_form_and_autograd() -> None:
+    """The kernel against GPyTorch's Matérn-5/2 (unit lengthscale), and its gradient in the
+    first argument against torch's finite-difference gradcheck."""
+    from gpytorch.kernels import MaternKernel
+
+    from causalbandits.estimators.gp_network import matern52
+
+    generator = torch.Generator().manual_seed(3)
+    x = torch.rand(7, 3, generator=generator, dtype=torch.float64)
+    y = torch.rand(5, 3, generator=generator, dtype=torch.float64)
+    kernel = MaternKernel(nu=2.5).to(torch.float64)
+    kernel.lengthscale = 1.0
+    expected = kernel(x, y).to_dense()
+    torch.testing.assert_close(matern52(x, y), expected.detach(), rtol=1e-10, atol=1e-12)
+    x.requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda z: matern52(z, y), (x,), eps=1e-6, atol=1e-7)

@@ -42,7 +42,8 @@ def instance(bulletins):
 
 
 def _small_frame(days: int = 3, suffix: str = "") -> pd.DataFrame:
-    """A tiny well-formed bulletin: every region on ``days`` consecutive days."""
+    """A tiny well-formed bulletin: every region on ``days`` consecutive days (in Italy, with
+    100 cases so far; the new cases are corrections on the first day)."""
     dates = pd.date_range("2020-03-01", periods=days, freq="D")
     rows = [
         {c: 0 for c in COLUMNS}
@@ -50,6 +51,9 @@ def _small_frame(days: int = 3, suffix: str = "") -> pd.DataFrame:
             "data": f"{d.date()}{suffix}",
             "denominazione_regione": r,
             "codice_regione": i,
+            "lat": 42.0,
+            "long": 12.0,
+            "totale_casi": 100,
             "nuovi_positivi": i * (k - 1),
         }
         for k, d in enumerate(dates)

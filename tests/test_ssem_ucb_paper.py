@@ -79,7 +79,7 @@ def test_algorithm_labels_are_parsed_and_checked() -> None:
         SyntheticTrial(algorithms=("UCB1",))
     with pytest.raises(ValueError, match="trial must be"):
         SyntheticTrial(trial="trial-4")
-    with pytest.raises(ValueError, match="radius scales"):
+    with pytest.raises(ValueError, match="radius_grid"):
         SyntheticTrial(radius_grid=(0.0,))
 
 

@@ -17,6 +17,7 @@ from causalbandits.experiments.runner import BACKENDS
 from causalbandits.experiments.scoreboard import save_claims, scoreboard
 from causalbandits.experiments.spec import ExperimentSpec
 from causalbandits.experiments.store import (
+    file_digest,
     load_results,
     read_manifest,
     saved_long_table,
@@ -90,9 +91,27 @@ def _catalogue_experiment(out_dir: Path, data: str | None = None) -> tuple[str, 
     if "replicates" in metadata:
         experiment = experiment.with_replicates(metadata["replicates"])
     if data is not None:
-        experiment = experiment.with_data(data)  # type: ignore[attr-defined]
+        if not hasattr(experiment, "with_data"):
+            raise ValueError(f"{metadata['catalogue']} reads no data file; drop --data")
+        experiment = experiment.with_data(data)
     _check_configuration(experiment, manifest, out_dir)
+    _check_data(experiment, manifest, out_dir)
     return metadata["catalogue"], experiment
+
+
+def _check_data(experiment: Experiment, manifest: dict, out_dir: Path) -> None:
+    """Refuse data files other than those the results of ``out_dir`` were computed from (the
+    SHA-256 its manifest records): figures and reports must describe the recorded data."""
+    recorded = manifest.get("config", {}).get("data_sha256") or {}
+    files = experiment.data_files() if recorded else {}  # type: ignore[attr-defined]
+    for name, path in files.items():
+        digest = file_digest(path)
+        if digest != recorded.get(name):
+            raise ValueError(
+                f"{path} is not the data {out_dir} was computed from (SHA-256 {digest[:16]}..., "
+                f"the manifest records {str(recorded.get(name))[:16]}...); pass --data with "
+                "the data of that run"
+            )
 
 
 def _check_configuration(experiment: Experiment, manifest: dict, out_dir: Path) -> None:
@@ -154,6 +173,7 @@ def _execute(
         backend=args.backend,
         progress=not args.no_progress,
         metadata=metadata,
+        allow_code_change=args.allow_code_change,
     )
 
 
@@ -170,11 +190,13 @@ def _plot(args: argparse.Namespace) -> int:
     manifest = read_manifest(out_dir)
     if manifest is None:
         raise FileNotFoundError(f"{out_dir} has no manifest.json: not a results directory")
-    df = load_results(out_dir)
     if "catalogue" in manifest["metadata"]:
-        paths = _catalogue_experiment(out_dir)[1].plot(df, out_dir)
+        experiment = _catalogue_experiment(out_dir, args.data)[1]
+        paths = experiment.plot(load_results(out_dir), out_dir)
+    elif args.data is not None:
+        raise ValueError(f"{out_dir} holds a spec run, which reads no data file; drop --data")
     else:
-        paths = standard_plots(df, out_dir, manifest["spec"].get("sweep"))
+        paths = standard_plots(load_results(out_dir), out_dir, manifest["spec"].get("sweep"))
     _print_paths(paths)
     return 0
 
@@ -191,6 +213,11 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=BACKENDS, default="loky")
     parser.add_argument("--out", help="results directory (default: results/<name>)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--allow-code-change",
+        action="store_true",
+        help="resume even though finished tasks were computed by other code (recorded)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -217,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     plot = commands.add_parser("plot", help="re-draw the figures of a results directory")
     plot.add_argument("directory")
+    plot.add_argument(
+        "--data", help="the data the results were computed from (checked against the manifest)"
+    )
     plot.set_defaults(handler=_plot)
 
     listing = commands.add_parser("list", help="list the paper experiments")
@@ -252,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args)
     except KeyboardInterrupt:
         print(
-            "causalbandits: interrupted; finished tasks are saved: run the same command "
+            "causalbandits: interrupted; any finished tasks are saved: run the same command "
             "again to resume",
             file=sys.stderr,
         )

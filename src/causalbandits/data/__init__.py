@@ -1,6 +1,7 @@
 """Loaders of the real data sets the papers use (never committed): where the file is, reading
 and checking it."""
 
+from causalbandits.data.checks import DataError
 from causalbandits.data.italy_covid import (
     ABBREVIATIONS,
     DATA_ENV,
@@ -15,6 +16,7 @@ from causalbandits.data.train_delays import TrainDelayData, load_train_delays
 __all__ = [
     "ABBREVIATIONS",
     "DATA_ENV",
+    "DataError",
     "REGIONS",
     "TrainDelayData",
     "daily_new_cases",

@@ -51,8 +51,16 @@ Derived quantities (time t = a present hour, in the listed order; station i)
   finite ``y`` and ``exogenous_observed`` finite ``b``. The source writes 0 minutes for an event
   whose time did not change and for an event the train does not have; the shared file has no
   empty delay cell. An empty delay cell (other copies) is missing: the train leaves out of every
-  average that needs that value (the ``"max"`` value needs every delay the train has). A value that
-  is not a number raises.
+  average that needs that value (the ``"max"`` value needs every delay the train has), and a
+  one-line notice on standard error counts the missing cells per column.
+- **Value checks.** Every refusal is one :class:`~causalbandits.data.checks.DataError` line
+  naming the file, column, data row and value. A delay that is not a number, infinite, or
+  outside :data:`DELAY_RANGE` (at most an hour early, at most a day late; the shared rows
+  range from -19 to 111 minutes for arrivals and -3 to 110 for departures) is refused, as are
+  station coordinates off the globe or a negative distance. ``eva_nr`` and ``name`` pair one to
+  one: ``stations.csv`` may repeat neither, and a row of the hourly table whose ``name``
+  differs from the one ``stations.csv`` gives its ``eva_nr`` is refused (a swapped station
+  number or name).
 - **Termini.** A kept station with no through train in any present hour (Kassel Hbf, a stub
   terminus) has no exogenous signal under the per-train definition. ``terminus_exogenous``
   chooses its fallback:
@@ -96,6 +104,14 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from causalbandits.data.checks import (
+    DataError,
+    check_pairing,
+    check_range,
+    missing_counts,
+    notice,
+)
+
 #: Environment variable naming the folder that holds the four files.
 DATA_ENV = "CAUSALBANDITS_TRAIN_DELAYS"
 #: Default folder, relative to the working directory (the project root).
@@ -118,6 +134,17 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "depature_delay_m",
 )
 DELAY_COLUMNS: tuple[str, ...] = ("arrival_delay_m", "depature_delay_m")
+#: Plausible delays in minutes: at most an hour early, at most a day late (a train later than
+#: that is another day's train). The shared rows lie within [-19, 111].
+DELAY_RANGE: tuple[float, float] = (-60.0, 1440.0)
+#: ``[low, high]`` of the numeric columns of ``stations.csv`` (``eva_nr``: seven-digit station
+#: numbers, in the hourly table too).
+STATION_BOUNDS: dict[str, tuple[float, float]] = {
+    "eva_nr": (1.0, 9_999_999.0),
+    "long": (-180.0, 180.0),
+    "lat": (-90.0, 90.0),
+    "distance_km": (0.0, 20_037.5),  # half the Earth's circumference
+}
 
 #: Table II of the paper: (abbreviation, station), in the paper's order.
 TABLE_II: tuple[tuple[str, str], ...] = (
@@ -276,8 +303,11 @@ def load_train_delays(
     """Read the four files of the folder :func:`resolve_data_dir` finds, check them and build
     the signals and the graph.
 
-    Raises ``FileNotFoundError`` for a missing folder or file and ``ValueError`` naming: an
-    unreadable file, missing columns, a delay that is not a number, a duplicated ``eva_nr``, an
+    Raises ``FileNotFoundError`` for a missing folder or file, ``ValueError`` for a bad option
+    and :class:`~causalbandits.data.checks.DataError` (a ``ValueError``) naming the file for:
+    an empty or unreadable file, missing columns, a delay that is not a number, infinite or
+    outside :data:`DELAY_RANGE`, bad station coordinates, a duplicated ``eva_nr`` or station
+    name, a table row whose station name contradicts its ``eva_nr``, an
     excluded station that ``stations.csv`` lacks, rows of stations ``stations.csv`` lacks, kept
     stations without any row, duplicated hours, present hours that are not listed, hours of the
     table that are not present, and present hours without rows that ``empty_hours`` does not
@@ -296,10 +326,11 @@ def load_train_delays(
 
     unknown = sorted(set(table["eva_nr"]) - set(stations["eva_nr"]))
     if unknown:
-        raise ValueError(
+        raise DataError(
             f"{folder / TABLE_FILE}: rows of eva_nr {_preview([str(e) for e in unknown])} that "
             f"{STATIONS_FILE} does not list"
         )
+    _check_station_names(folder / TABLE_FILE, table, stations)
     kept = stations[~stations["name"].isin(exclude)]
     kept = kept.assign(
         _order=[_table_ii_rank(name, k) for k, name in enumerate(kept["name"])]
@@ -307,7 +338,7 @@ def load_train_delays(
     with_rows = set(table["eva_nr"])
     absent = [n for n, e in zip(kept["name"], kept["eva_nr"], strict=True) if e not in with_rows]
     if absent:
-        raise ValueError(
+        raise DataError(
             f"{folder / TABLE_FILE}: no row for station(s) {', '.join(absent)} of "
             f"{STATIONS_FILE}; pass exclude= to leave them out"
         )
@@ -378,38 +409,39 @@ def _read_csv(path: Path) -> pd.DataFrame:
     try:
         return pd.read_csv(path, dtype={"hour_file": str, "path": str, "name": str})
     except (OSError, EOFError, UnicodeDecodeError, pd.errors.ParserError) as error:
-        raise ValueError(f"{path} cannot be read as a CSV file: {error}") from error
+        raise DataError(f"{path} cannot be read as a CSV file: {error}") from error
     except pd.errors.EmptyDataError as error:
-        raise ValueError(f"{path} is empty: {error}") from error
+        raise DataError(f"{path} is empty: {error}") from error
 
 
 def _require_columns(frame: pd.DataFrame, columns: Sequence[str], path: Path) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+        raise DataError(f"{path}: missing column(s) {', '.join(missing)}")
 
 
 def _read_stations(path: Path, exclude: Sequence[str]) -> pd.DataFrame:
     frame = _read_csv(path)
     _require_columns(frame, STATION_COLUMNS, path)
-    for column in ("eva_nr", "long", "lat", "distance_km"):
+    for column in STATION_BOUNDS:
         values = pd.to_numeric(frame[column], errors="coerce")
         if values.isna().any():
             row = int(np.flatnonzero(values.isna().to_numpy())[0])
-            raise ValueError(
+            raise DataError(
                 f"{path}: column {column!r} holds a value that is not a number: "
                 f"{frame[column].iloc[row]!r} in data row {row + 1}"
             )
+        check_range(path, column, values, *STATION_BOUNDS[column])
         frame[column] = values
     frame["eva_nr"] = frame["eva_nr"].astype(np.int64)
-    duplicated = frame["eva_nr"].duplicated()
-    if duplicated.any():
-        raise ValueError(
-            f"{path}: duplicated eva_nr {_preview([str(e) for e in frame['eva_nr'][duplicated]])}"
-        )
+    for column in ("eva_nr", "name"):
+        duplicated = frame[column].duplicated()
+        if duplicated.any():
+            repeated = _preview([str(e) for e in frame[column][duplicated]])
+            raise DataError(f"{path}: duplicated {column} {repeated}")
     unknown = [name for name in exclude if name not in set(frame["name"])]
     if unknown:
-        raise ValueError(f"{path}: excluded station(s) {', '.join(unknown)} are not listed")
+        raise DataError(f"{path}: excluded station(s) {', '.join(unknown)} are not listed")
     return frame
 
 
@@ -419,28 +451,58 @@ def _read_table(path: Path) -> pd.DataFrame:
     eva = pd.to_numeric(frame["eva_nr"], errors="coerce")
     if eva.isna().any():
         row = int(np.flatnonzero(eva.isna().to_numpy())[0])
-        raise ValueError(f"{path}: eva_nr {frame['eva_nr'].iloc[row]!r} in data row {row + 1}")
+        raise DataError(f"{path}: eva_nr {frame['eva_nr'].iloc[row]!r} in data row {row + 1}")
+    check_range(path, "eva_nr", eva, *STATION_BOUNDS["eva_nr"])
     frame["eva_nr"] = eva.astype(np.int64)
     for column in DELAY_COLUMNS:
         values = pd.to_numeric(frame[column], errors="coerce")
         bad = values.isna() & frame[column].notna()
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ValueError(
+            raise DataError(
                 f"{path}: column {column!r} holds {int(bad.sum())} value(s) that are not "
                 f"numbers, e.g. {frame[column].iloc[row]!r} in data row {row + 1}"
             )
+        check_range(path, column, values, *DELAY_RANGE)
         frame[column] = values.astype(float)
+    missing = missing_counts(frame, DELAY_COLUMNS)
+    if missing:
+        counts = ", ".join(f"{column} {count}" for column, count in missing.items())
+        notice(
+            f"{path}: missing delays ({counts} of {len(frame)} rows); those trains leave the "
+            "averages that need them"
+        )
     return frame
 
 
+def _check_station_names(path: Path, table: pd.DataFrame, stations: pd.DataFrame) -> None:
+    """Each row's ``name`` (when the table has the column) pairs with its ``eva_nr`` as in
+    the other rows and as in ``stations.csv``."""
+    if "name" not in table.columns:
+        return
+    check_pairing(path, table, "eva_nr", "name")
+    listed = dict(zip(stations["eva_nr"], stations["name"], strict=True))
+    differing = table["name"].to_numpy() != table["eva_nr"].map(listed).to_numpy()
+    if differing.any():
+        row = int(np.flatnonzero(differing)[0])
+        eva, name = table["eva_nr"].iloc[row], table["name"].iloc[row]
+        raise DataError(
+            f"{path}: data row {row + 1}: eva_nr {eva} is named {name!r} here and "
+            f"{listed[eva]!r} in {STATIONS_FILE} ({int(differing.sum())} such row(s))"
+        )
+
+
 def _read_lines(path: Path) -> list[str]:
-    lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path} cannot be read as UTF-8 text: {error}") from error
+    lines = [line.strip() for line in text.splitlines()]
     lines = [line for line in lines if line]
     counted = pd.Series(lines, dtype=object).value_counts(sort=False)
     repeated = list(counted.index[counted > 1])
     if repeated:
-        raise ValueError(f"{path}: duplicated hour(s) {_preview(repeated)}")
+        raise DataError(f"{path}: duplicated hour(s) {_preview(repeated)}")
     return lines
 
 
@@ -452,19 +514,19 @@ def _read_hours(
     present = _read_lines(folder / PRESENT_FILE)
     unlisted = [h for h in present if h not in set(listed)]
     if unlisted:
-        raise ValueError(
+        raise DataError(
             f"{folder / PRESENT_FILE}: hour(s) {_preview(unlisted)} are not in {LISTED_FILE}"
         )
     in_table = set(table["hour_file"])
     extra = sorted(in_table - set(present))
     if extra:
-        raise ValueError(
+        raise DataError(
             f"{folder / TABLE_FILE}: rows of hour(s) {_preview(extra)} that {PRESENT_FILE} "
             "does not list"
         )
     empty = [h for h in present if h not in in_table and h not in set(empty_hours)]
     if empty:
-        raise ValueError(
+        raise DataError(
             f"{folder / PRESENT_FILE}: present hour(s) {_preview(empty)} have no row in "
             f"{TABLE_FILE}; pass empty_hours= to accept hours without rows"
         )

@@ -18,6 +18,8 @@ from causalbandits.envs.causal_bo import FunctionNetworkBandit
 from causalbandits.graphs.dag import CausalDAG
 from causalbandits.scm.function_network import FunctionNetwork, Mechanism
 from causalbandits.scm.noise import GaussianNoise, MixtureNoise, NoiseModel
+from causalbandits.validation import count, positive
+from causalbandits.validation import horizon as check_horizon
 
 #: BO rounds after the initial design (50, BOFN's default; decisions: excbo 17).
 BO_ROUNDS = 50
@@ -31,11 +33,15 @@ def default_horizon(n_actions: int, rounds: int = BO_ROUNDS) -> int:
     return int(rounds) + 2 * (int(n_actions) + 1)
 
 
+def problem_horizon(horizon: int | None, n_actions: int) -> int:
+    """``horizon`` checked (an integer ``>= 1``), or :func:`default_horizon` when ``None``."""
+    return default_horizon(n_actions) if horizon is None else check_horizon(horizon)
+
+
 def make_noise(noise: str | NoiseModel, n_nodes: int, sigma: float) -> NoiseModel:
     """``"mixture"`` (paper eq. 11; decisions: excbo 1), ``"gaussian"``
     (``N(0, sigma^2)``) or a noise model for ``n_nodes`` nodes, returned as is."""
-    if not (np.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"the noise level sigma must be positive and finite, got {sigma}")
+    positive("sigma", sigma)
     if noise == "mixture":
         return MixtureNoise.eq11(n_nodes, sigma)
     if noise == "gaussian":
@@ -107,10 +113,11 @@ def dropwave(
     optimum maximises ``r -> E phi(r + eps_X)`` over ``[0, c_2 sqrt 2]`` by a 1-D search and
     the optimal action is the point on the diagonal ``a_0 = a_1 >= 1/2`` with that radius.
     """
+    horizon = problem_horizon(horizon, 2)
     noise_model = make_noise(noise, 2, sigma)
     if not isinstance(noise_model, GaussianNoise | MixtureNoise):
         raise ValueError("Dropwave's quadrature needs Gaussian or mixture noise")
-    nodes, weights = noise_model.quadrature(quadrature_order)
+    nodes, weights = noise_model.quadrature(count("quadrature_order", quadrature_order))
     y_mean = float(noise_model.mean[1])
 
     def expected_given_radius(r: np.ndarray) -> np.ndarray:
@@ -128,7 +135,7 @@ def dropwave(
     return FunctionNetworkBandit(
         network,
         noise_model,
-        default_horizon(2) if horizon is None else horizon,
+        horizon,
         lambda a: expected_given_radius(dropwave_radius(a)),
         optimal,
         noise_std=sigma,
@@ -149,7 +156,7 @@ def noiseless_chain_bandit(
     return FunctionNetworkBandit(
         network,
         noise,
-        default_horizon(network.n_actions) if horizon is None else horizon,
+        problem_horizon(horizon, network.n_actions),
         lambda a: network.evaluate(a, zero)[..., -1],
         optimal_action,
         noise_std=sigma,

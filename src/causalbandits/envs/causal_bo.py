@@ -23,6 +23,8 @@ from causalbandits.graphs.dag import CausalDAG
 from causalbandits.random import ReplicateStream, RNGLike, as_generator
 from causalbandits.scm.function_network import FunctionNetwork
 from causalbandits.scm.noise import NoiseModel
+from causalbandits.validation import count, non_negative
+from causalbandits.validation import horizon as check_horizon
 
 
 class Objective(ABC):
@@ -81,8 +83,7 @@ class CausalBOProblem:
                 f"{n} nodes but {len(self.active_inputs)} active-input lists and "
                 f"{len(self.names)} names"
             )
-        if not (np.isfinite(self.noise_std) and self.noise_std >= 0):
-            raise ValueError(f"noise_std must be finite and >= 0, got {self.noise_std}")
+        non_negative("noise_std", self.noise_std)
         variances = np.asarray(self.noise_variance, dtype=float)
         if variances.size and (
             variances.shape != (n,) or not np.all(np.isfinite(variances)) or variances.min() < 0
@@ -125,8 +126,7 @@ class MonteCarloReward:
         propagate_noise: bool = True,
         max_elements: int = 2**22,
     ) -> None:
-        if int(n_samples) != n_samples or n_samples < 2:
-            raise ValueError(f"n_samples must be an integer >= 2, got {n_samples}")
+        count("n_samples", n_samples, minimum=2)
         if noise.n_nodes != network.n_nodes:
             raise ValueError(f"noise for {noise.n_nodes} nodes, network of {network.n_nodes}")
         objective.nodes(network.n_nodes)
@@ -195,8 +195,7 @@ class FunctionNetworkBandit(ReplicatedEnvironment):
         propagate_noise: bool = True,
         optimal_tolerance: float = 1e-2,
     ) -> None:
-        if int(horizon) != horizon or horizon <= 0:
-            raise ValueError(f"horizon T must be a positive integer, got {horizon}")
+        check_horizon(horizon)
         if noise.n_nodes != network.n_nodes:
             raise ValueError(f"noise for {noise.n_nodes} nodes, network of {network.n_nodes}")
         if not 0 <= optimal_tolerance < np.inf:

@@ -59,7 +59,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from causalbandits.envs.bo_problems import default_horizon, make_noise
+from causalbandits.envs.bo_problems import make_noise, problem_horizon
 from causalbandits.envs.causal_bo import FunctionNetworkBandit, MonteCarloReward, Objective
 from causalbandits.envs.pooled_testing import (
     HOUSEHOLDS,
@@ -73,6 +73,7 @@ from causalbandits.graphs.dag import CausalDAG
 from causalbandits.random import SubStream
 from causalbandits.scm.function_network import FunctionNetwork, Mechanism
 from causalbandits.scm.noise import NoiseModel
+from causalbandits.validation import count
 
 #: Initial infectious and susceptible shares (``R_0 = 0``).
 INITIAL_INFECTED, INITIAL_SUSCEPTIBLE = 0.01, 0.99
@@ -253,6 +254,9 @@ def covid_pooled_testing(
     stream) the samples of ``E[y | a]``; ``cache_dir``: where to keep the test-properties
     table between processes (none by default).
     """
+    horizon = problem_horizon(horizon, PERIODS)
+    count("mc_samples", mc_samples, minimum=2)
+    count("seed", seed, minimum=0)
     noise_model = make_noise(noise, 3 * PERIODS, sigma)
     table = test_properties_table(households, replications, seed, cache_dir=cache_dir)
     network = covid_network(table)
@@ -265,7 +269,7 @@ def covid_pooled_testing(
     return FunctionNetworkBandit(
         network,
         noise_model,
-        default_horizon(PERIODS) if horizon is None else horizon,
+        horizon,
         reward,
         optimal,
         noise_std=sigma,

@@ -17,6 +17,7 @@ from causalbandits.envs.actions import ActionSet
 from causalbandits.graphs.dag import CausalDAG
 from causalbandits.random import RNGLike, as_generator
 from causalbandits.scm.linear import LinearSEM
+from causalbandits.validation import horizon as check_horizon
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,7 @@ def check_budget(
 
 
 def _place(count: int, horizon: int, placement: str, rng: RNGLike) -> np.ndarray:
-    if int(horizon) != horizon or horizon <= 0:
-        raise ValueError(f"horizon T must be a positive integer, got {horizon}")
+    check_horizon(horizon)
     if count > horizon:
         raise ValueError(f"the budget needs {count} deviated rounds but the horizon is {horizon}")
     if placement == "start":

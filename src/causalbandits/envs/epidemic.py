@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-from causalbandits.envs.bo_problems import default_horizon, make_noise
+from causalbandits.envs.bo_problems import make_noise, problem_horizon
 from causalbandits.envs.causal_bo import FunctionNetworkBandit, MonteCarloReward, Objective
 from causalbandits.graphs.dag import CausalDAG
 from causalbandits.scm.function_network import FunctionNetwork, Mechanism
 from causalbandits.scm.noise import NoiseModel
+from causalbandits.validation import count
 
 GROUPS, PERIODS = 2, 3
 #: The ground-truth contact rates ``beta[t][i][j]`` and resolution rate (BOFN's).
@@ -151,6 +152,9 @@ def epidemic_calibration(
     ``E[y | a]`` (``mc_samples`` common noise draws from ``seed``).
     """
     values = _check_target(target)
+    horizon = problem_horizon(horizon, N_ACTIONS)
+    count("mc_samples", mc_samples, minimum=2)
+    count("seed", seed, minimum=0)
     noise_model = make_noise(noise, PERIODS * GROUPS, sigma)
     network = epidemic_network()
     objective = SquaredErrorToTarget(values)
@@ -165,7 +169,7 @@ def epidemic_calibration(
     return FunctionNetworkBandit(
         network,
         noise_model,
-        default_horizon(N_ACTIONS) if horizon is None else horizon,
+        horizon,
         reward,
         optimal,
         noise_std=sigma,

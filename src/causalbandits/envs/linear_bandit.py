@@ -19,6 +19,7 @@ from causalbandits.graphs.dag import CausalDAG
 from causalbandits.random import ReplicateStream
 from causalbandits.scm.linear import LinearSEM
 from causalbandits.scm.noise import NoiseModel
+from causalbandits.validation import horizon as check_horizon
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,7 @@ class LinearSEMBandit(SEMRounds):
         deviation_budget: float = 0.0,
         optimal_tolerance: float = 1e-9,
     ) -> None:
-        if int(horizon) != horizon or horizon <= 0:
-            raise ValueError(f"horizon T must be a positive integer, got {horizon}")
+        check_horizon(horizon)
         if not 0 <= deviation_budget < np.inf:
             raise ValueError(
                 f"the deviation budget C must be finite and >= 0, got {deviation_budget}"

@@ -94,6 +94,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import brentq
 
+from causalbandits.validation import count
+
 #: US household-size distribution, sizes 1..7 (BOFN's ``test_properties``).
 HOUSEHOLD_SIZE_PROBABILITIES = (0.2837, 0.3451, 0.1507, 0.1276, 0.0578, 0.0226, 0.0125)
 #: ``E[size] = sum_k k p_k``.
@@ -173,12 +175,6 @@ class TestCounts(NamedTuple):
             np.divide(false_q, non_infected, out=np.zeros(false_q.shape), where=non_infected > 0),
             tests / people,
         )
-
-
-def _check_count(name: str, value: int) -> int:
-    if isinstance(value, bool) or not np.isfinite(value) or int(value) != value or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
 
 
 def check_prevalence(prevalence: np.ndarray | float) -> np.ndarray:
@@ -435,8 +431,8 @@ def pooled_test_counts(
     population draws (common random numbers). Each count has shape
     ``(*broadcast shape, replications)``.
     """
-    households = _check_count("households", households)
-    replications = _check_count("replications", replications)
+    households = count("households", households)
+    replications = count("replications", replications)
     p, g = np.broadcast_arrays(check_prevalence(prevalence), check_group_size(group_size))
     sides = array_side(g)
     seq = _seed_sequence(seed)
@@ -518,7 +514,7 @@ class TestPropertiesTable:
     ) -> TestPropertiesTable:
         """Simulate every grid point and group size (sharing one population draw)."""
         grid = check_prevalence(grid)
-        groups = np.arange(1, _check_count("max_group_size", max_group_size) + 1)
+        groups = np.arange(1, count("max_group_size", max_group_size) + 1)
         raw = np.stack(
             test_properties(grid[:, None], groups[None, :], households, replications, seed),
             axis=-1,
@@ -590,8 +586,8 @@ def test_properties_table(
     """The table of these settings, built once per process (kept in memory) and, with
     ``cache_dir``, stored there as ``pooled-testing-<hash>.npz`` and read back by later
     processes (the hash covers the settings and :data:`TABLE_VERSION`)."""
-    households = _check_count("households", households)
-    replications = _check_count("replications", replications)
+    households = count("households", households)
+    replications = count("replications", replications)
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise ValueError(f"the table's seed must be a non-negative integer, got {seed!r}")
     grid = tuple(float(p) for p in np.asarray(grid, dtype=float).ravel())

@@ -24,9 +24,11 @@ from typing import Protocol
 import numpy as np
 
 from causalbandits.envs.base import ReplicatedEnvironment
+from causalbandits.envs.super_arms import check_sizes
 from causalbandits.estimators.topk import top_s_mask, total_effects
 from causalbandits.random import RNGLike, as_generator, uniform_stream
 from causalbandits.scm.linear import transfer_matrix
+from causalbandits.validation import horizon as check_horizon
 
 
 def adjacency_from_weights(weights: np.ndarray) -> np.ndarray:
@@ -149,12 +151,8 @@ class SemiBanditFeedback:
 
 def check_horizon_and_super_arm_size(horizon: int, super_arm_size: int, n_arms: int) -> None:
     """Raise unless ``T >= 1`` and ``1 <= s <= N`` are integers."""
-    if int(horizon) != horizon or horizon <= 0:
-        raise ValueError(f"horizon T must be a positive integer, got {horizon}")
-    if int(super_arm_size) != super_arm_size or not 1 <= super_arm_size <= n_arms:
-        raise ValueError(
-            f"the super-arm size s must be an integer in 1..N = {n_arms}, got {super_arm_size}"
-        )
+    check_horizon(horizon)
+    check_sizes(n_arms, super_arm_size)
 
 
 def check_change_points(change_points: Sequence[int], horizon: int) -> np.ndarray:

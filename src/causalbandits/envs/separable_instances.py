@@ -37,6 +37,7 @@ from causalbandits.envs.super_arms import all_super_arms
 from causalbandits.random import RNGLike, SubStream, as_generator, derive
 from causalbandits.scm.basis import Dictionary
 from causalbandits.scm.separable import SeparableSEM
+from causalbandits.validation import count, each, finite, in_range, non_negative, optional, positive
 
 ARM_LAWS = ("normal", "arcsine")
 
@@ -67,20 +68,18 @@ class TrialDesign:
     def __post_init__(self) -> None:
         object.__setattr__(self, "families", tuple(self.families))
         Dictionary.from_names(self.families)
-        if int(self.n_arms) != self.n_arms or self.n_arms < 1:
-            raise ValueError(f"n_arms must be a positive integer, got {self.n_arms}")
-        if not 0 <= self.density <= 1:
-            raise ValueError(f"density must lie in [0, 1], got {self.density}")
+        count("n_arms", self.n_arms)
+        in_range("density", self.density, 0, 1)
         if self.arm_law not in ARM_LAWS:
             raise ValueError(f"arm_law must be one of {ARM_LAWS}, got {self.arm_law!r}")
         for name in ("coefficient_range", "mean_range", "sd_range"):
-            low, high = getattr(self, name)
-            if not low <= high:
-                raise ValueError(f"{name} must be (low, high) with low <= high, got {(low, high)}")
-        if self.sd_range[0] <= 0:
-            raise ValueError(f"standard deviations must be > 0, got sd_range {self.sd_range}")
-        if self.observation_noise < 0 or self.model_noise_share < 0:
-            raise ValueError("noise levels must be >= 0")
+            bounds = each(finite, name, getattr(self, name))
+            if len(bounds) != 2 or not bounds[0] <= bounds[1]:
+                raise ValueError(f"{name} must be (low, high) with low <= high, got {bounds}")
+        positive("sd_range[0]", self.sd_range[0])
+        non_negative("observation_noise", self.observation_noise)
+        non_negative("model_noise_share", self.model_noise_share)
+        optional(non_negative, "min_nonlinearity", self.min_nonlinearity)
         if self.noise_placement not in NOISE_PLACEMENTS:
             raise ValueError(
                 f"noise_placement must be one of {NOISE_PLACEMENTS}, got {self.noise_placement!r}"

@@ -36,6 +36,7 @@ from causalbandits.envs.semibandit import (
 from causalbandits.envs.super_arms import all_super_arms
 from causalbandits.random import RNGLike, as_generator, derive, uniform_stream
 from causalbandits.scm.separable import SeparableSEM
+from causalbandits.validation import count, each, non_negative
 
 #: Super arms solved at once when tabulating ``mu(x)`` (bounds the memory to a few 100 MB).
 MC_CHUNK = 64
@@ -109,15 +110,18 @@ class SeparableSemiBandit(ReplicatedEnvironment):
     ) -> None:
         n = sem.n_nodes
         check_horizon_and_super_arm_size(horizon, super_arm_size, n)
+        non_negative("observation_noise", observation_noise)
+        if np.ndim(model_noise) == 0:
+            non_negative("model_noise", model_noise)
+        else:
+            each(non_negative, "model_noise", np.asarray(model_noise, dtype=object))
         noise = np.broadcast_to(np.asarray(model_noise, dtype=float), (sem.replicates,))
-        if observation_noise < 0 or np.any(noise < 0):
-            raise ValueError("noise standard deviations must be >= 0")
         if noise_placement not in NOISE_PLACEMENTS:
             raise ValueError(
                 f"noise_placement must be one of {NOISE_PLACEMENTS}, got {noise_placement!r}"
             )
-        if int(mc_samples) != mc_samples or mc_samples < 2:
-            raise ValueError(f"mc_samples must be an integer >= 2, got {mc_samples}")
+        count("mc_samples", mc_samples, minimum=2)
+        non_negative("optimal_tolerance", optimal_tolerance)
         self.sem, self.arms = sem, arms
         self.horizon, self.super_arm_size = int(horizon), int(super_arm_size)
         self.observation_noise = float(observation_noise)

@@ -13,6 +13,8 @@ from math import comb
 
 import numpy as np
 
+from causalbandits.validation import count
+
 
 def count_super_arms(n_arms: int, super_arm_size: int, exact: bool = False) -> int:
     """``|X| = sum_{k<=s} C(N, k)`` (``exact``: only the ``C(N, s)`` of size exactly ``s``)."""
@@ -24,9 +26,9 @@ def count_super_arms(n_arms: int, super_arm_size: int, exact: bool = False) -> i
 
 def check_sizes(n_arms: int, super_arm_size: int) -> None:
     """Raise unless ``N >= 1`` and ``1 <= s <= N`` are integers."""
-    if int(n_arms) != n_arms or n_arms < 1:
-        raise ValueError(f"the number of base arms N must be a positive integer, got {n_arms}")
-    if int(super_arm_size) != super_arm_size or not 1 <= super_arm_size <= n_arms:
+    n = count("the number of base arms N", n_arms)
+    size = count("the super-arm size s", super_arm_size)
+    if size > n:
         raise ValueError(
             f"the super-arm size s must be an integer in 1..N = {n_arms}, got {super_arm_size}"
         )

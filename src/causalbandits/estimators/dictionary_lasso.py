@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from causalbandits.scm.basis import Dictionary
+from causalbandits.validation import count, in_range, non_negative, optional, positive
 
 
 def features(y: np.ndarray, dictionary: Dictionary) -> np.ndarray:
@@ -83,6 +84,14 @@ def soft_threshold_lasso(
     return w
 
 
+def check_fit_options(lam: float, target_density: float | None, edge_threshold: float) -> None:
+    """Raise unless ``lam > 0``, ``target_density`` is ``None`` or in ``(0, 1]`` and
+    ``edge_threshold >= 0``, all finite (:class:`DictionaryLasso`'s options)."""
+    positive("lam", lam)
+    optional(in_range, "target_density", target_density, 0, 1, low_open=True)
+    non_negative("edge_threshold", edge_threshold)
+
+
 class DictionaryLasso:
     """Eq. 3 with an l1 surrogate, refitted on growing data, for ``R`` replicates.
 
@@ -111,12 +120,8 @@ class DictionaryLasso:
         debias: bool = True,
         bisection_steps: int = 8,
     ) -> None:
-        if lam <= 0:
-            raise ValueError(f"lam must be > 0, got {lam}")
-        if target_density is not None and not 0 <= target_density <= 1:
-            raise ValueError(f"target_density must lie in [0, 1], got {target_density}")
-        if edge_threshold < 0:
-            raise ValueError(f"edge_threshold must be >= 0, got {edge_threshold}")
+        check_fit_options(lam, target_density, edge_threshold)
+        count("bisection_steps", bisection_steps, minimum=0)
         self.dictionary = dictionary
         self.n_nodes, self.n_basis = int(n_nodes), dictionary.size
         n_features = self.n_nodes * self.n_basis

@@ -34,6 +34,7 @@ import numpy as np
 from causalbandits.estimators.jets import monomials, reward_jets
 from causalbandits.scm.basis import Dictionary
 from causalbandits.scm.separable import ChordSEM, ConvergenceError, SeparableSEM
+from causalbandits.validation import positive
 
 #: The derivative modes of :func:`taylor_coefficients`: exact jets or central differences.
 DERIVATIVE_MODES = ("exact", "finite-difference")
@@ -131,8 +132,7 @@ def finite_difference_jets(
     :class:`~causalbandits.scm.separable.ConvergenceError` when ``F`` is no contraction
     there) polished by :data:`POLISH_STEPS` Newton steps, since the stopping tolerance would
     otherwise be amplified by ``h^(-|alpha|)``."""
-    if not step > 0:
-        raise ValueError(f"the finite-difference step must be > 0, got {step}")
+    positive("step", step)
     weights = np.asarray(weights, dtype=float)
     centres = np.asarray(centres, dtype=float)
     offsets, table = stencil_table(members.shape[1], degree)
@@ -220,5 +220,4 @@ def check_derivatives(derivatives: str, step: float) -> None:
     """Raise unless ``derivatives`` is a :data:`DERIVATIVE_MODES` and ``step > 0``."""
     if derivatives not in DERIVATIVE_MODES:
         raise ValueError(f"derivatives must be one of {DERIVATIVE_MODES}, got {derivatives!r}")
-    if not step > 0:
-        raise ValueError(f"the finite-difference step must be > 0, got {step}")
+    positive("fd_step", step)

@@ -174,6 +174,10 @@ class TaskGrid:
         fingerprint. ``--data`` sets the path through :meth:`with_data`."""
         return {}
 
+    def load_data(self) -> None:
+        """Read and check the data files in this process, so that bad data fail before any
+        output exists (default: the experiment reads none)."""
+
     def with_data(self, path: str | Path) -> TaskGrid:
         """The same experiment reading its data from ``path`` (``DATA_FIELD``)."""
         if self.DATA_FIELD is None:
@@ -183,7 +187,9 @@ class TaskGrid:
     def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
         """Run the unfinished tasks into ``out_dir``, the prerequisite's first; return the
         whole long table. ``options`` go to :func:`~causalbandits.experiments.runner.
-        run_tasks` (``jobs``, ``backend``, ``progress``, ``metadata``)."""
+        run_tasks` (``jobs``, ``backend``, ``progress``, ``metadata``,
+        ``allow_code_change``). The data are read and checked first (:meth:`load_data`)."""
+        self.load_data()
         first = self.prerequisite()
         stages = [self] if first is None else [first, self]
         config = self.config()

@@ -37,7 +37,7 @@ class Experiment(Protocol):
     def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
         """Compute (or resume) the long results table into ``out_dir``; ``options`` are those
         of :func:`~causalbandits.experiments.runner.run_tasks` (``jobs``, ``backend``,
-        ``progress``, ``metadata``)."""
+        ``progress``, ``metadata``, ``allow_code_change``)."""
 
     def write_tables(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         """Write the results tables; return their paths."""

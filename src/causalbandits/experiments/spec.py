@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
+import inspect
 import json
 import re
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ import yaml
 
 from causalbandits.experiments.recorders import RECORDERS
 from causalbandits.policies import POLICIES
+from causalbandits.validation import count
 
 #: Short environment names -> dotted paths of factories ``(horizon=..., **params) -> env``
 #: in the ``envs`` layer (imported when used, so that listing them costs nothing). A factory
@@ -43,6 +45,15 @@ RESERVED_COLUMNS = (
     "cum_regret",
     "optimal_share",
 )
+
+#: What the spec's keys expect, for error messages.
+ALGORITHM_LIST = "a list of algorithms, each a mapping with the keys label, policy, params"
+PARAMETERS = "a mapping of parameter names to values"
+SETTING_LIST = "a list of settings, each a mapping of parameter names to values"
+RECORDER_LIST = f"a list of recorder names ({', '.join(sorted(RECORDERS))})"
+ENVIRONMENT = "a string: a short name or a 'module:function' path"
+POLICY = "a string: a short name or a 'module:Class' path"
+SWEEP = "the name of a setting parameter (a string)"
 
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -105,24 +116,19 @@ class AlgorithmSpec:
     params: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.label, str) or not self.label:
-            raise ValueError(f"an algorithm label must be a non-empty string, got {self.label!r}")
-        if ":" in self.policy:
-            if not _DOTTED.match(self.policy):
-                raise ValueError(f"policy {self.policy!r} is not a 'module:Class' path")
-        elif self.policy not in POLICIES:
-            raise ValueError(
-                f"unknown policy {self.policy!r} (algorithm {self.label!r}); "
-                f"known: {', '.join(sorted(POLICIES))}, or a 'module:Class' path"
-            )
+        valid = isinstance(self.label, str) and self.label
+        check_algorithm(
+            self.label,
+            self.policy,
+            self.params,
+            f"algorithm {self.label!r}" if valid else "algorithm",
+        )
         object.__setattr__(self, "params", plain(dict(self.params)))
-        check_finite(self.params, f"algorithm {self.label!r} params")
-        for name, value in self.params.items():
-            if _by_setting(value) and not isinstance(value["values"], Mapping):
-                raise ValueError(f"{self.label}: {name}.values must map setting values to values")
 
-    def params_for(self, setting: Mapping[str, Any]) -> dict[str, Any]:
-        """The parameters in ``setting`` (setting-dependent ones resolved)."""
+    def params_for(self, setting: Mapping[str, Any], where: str | None = None) -> dict[str, Any]:
+        """The parameters in ``setting`` (setting-dependent ones resolved); an error names the
+        parameter under ``where`` (default: the label)."""
+        where = f"algorithm {self.label!r}" if where is None else where
         out = {}
         for name, value in self.params.items():
             if _by_setting(value):
@@ -130,7 +136,7 @@ class AlgorithmSpec:
                 values = {str(k): v for k, v in value["values"].items()}
                 if str(key) not in values:
                     raise ValueError(
-                        f"{self.label}: parameter {name!r} has no value for "
+                        f"{where}.params.{name} has no value for "
                         f"{value['by']} = {key!r}; known: {sorted(values)}"
                     )
                 value = values[str(key)]
@@ -141,8 +147,14 @@ class AlgorithmSpec:
         return {"label": self.label, "policy": self.policy, "params": dict(self.params)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AlgorithmSpec:
-        _check_keys(cls, data, "algorithm")
+    def from_dict(cls, data: Mapping[str, Any], where: str = "algorithm") -> AlgorithmSpec:
+        """The algorithm of a mapping; errors name the keys under ``where`` (e.g.
+        ``algorithms[1]``)."""
+        expect(
+            isinstance(data, Mapping), where, "a mapping with the keys label, policy, params", data
+        )
+        _check_keys(cls, data, "algorithm", where)
+        check_algorithm(data["label"], data["policy"], data.get("params", {}), where)
         return cls(**data)
 
 
@@ -198,24 +210,33 @@ class ExperimentSpec:
     description: str = ""
 
     def __post_init__(self) -> None:
+        expect(
+            isinstance(self.algorithms, list | tuple), "algorithms", ALGORITHM_LIST, self.algorithms
+        )
         algorithms = [
-            a if isinstance(a, AlgorithmSpec) else AlgorithmSpec.from_dict(a)
-            for a in self.algorithms
+            a if isinstance(a, AlgorithmSpec) else AlgorithmSpec.from_dict(a, f"algorithms[{i}]")
+            for i, a in enumerate(self.algorithms)
         ]
         object.__setattr__(self, "algorithms", algorithms)
+        expect(isinstance(self.env_params, Mapping), "env_params", PARAMETERS, self.env_params)
         object.__setattr__(self, "env_params", plain(dict(self.env_params)))
+        expect(isinstance(self.settings, list | tuple), "settings", SETTING_LIST, self.settings)
+        for index, setting in enumerate(self.settings):
+            expect(isinstance(setting, Mapping), f"settings[{index}]", PARAMETERS, setting)
         object.__setattr__(self, "settings", [plain(dict(s)) for s in self.settings])
+        expect(isinstance(self.recorders, list | tuple), "recorders", RECORDER_LIST, self.recorders)
         object.__setattr__(self, "recorders", [str(r) for r in self.recorders])
         if isinstance(self.checkpoints, list | tuple):
-            object.__setattr__(self, "checkpoints", [int(c) for c in self.checkpoints])
+            rounds = [count(f"checkpoints[{i}]", c) for i, c in enumerate(self.checkpoints)]
+            object.__setattr__(self, "checkpoints", rounds)
         self._validate()
 
     def _validate(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError("the experiment name must be a non-empty string")
+        expect(isinstance(self.name, str) and self.name, "name", "a non-empty string", self.name)
+        expect(isinstance(self.environment, str), "environment", ENVIRONMENT, self.environment)
         if self.environment not in ENVIRONMENTS and not _DOTTED.match(self.environment):
             raise ValueError(
-                f"unknown environment {self.environment!r}; known: "
+                f"environment: unknown environment {self.environment!r}; known: "
                 f"{', '.join(sorted(ENVIRONMENTS))}, or a 'module:function' path"
             )
         for key, value, low in (
@@ -228,43 +249,64 @@ class ExperimentSpec:
         self._validate_checkpoints()
         unknown = sorted(set(self.recorders) - set(RECORDERS))
         if unknown:
-            raise ValueError(f"unknown recorders {unknown}; known: {sorted(RECORDERS)}")
+            raise ValueError(f"recorders: unknown recorders {unknown}; known: {sorted(RECORDERS)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        expect(self.sweep is None or isinstance(self.sweep, str), "sweep", SWEEP, self.sweep)
+        expect(isinstance(self.description, str), "description", "a string", self.description)
         if not self.algorithms:
-            raise ValueError("an experiment needs at least one algorithm")
+            raise ValueError(
+                f"algorithms: an experiment needs at least one algorithm; expected {ALGORITHM_LIST}"
+            )
         labels = [a.label for a in self.algorithms]
         duplicates = sorted({label for label in labels if labels.count(label) > 1})
         if duplicates:
-            raise ValueError(f"duplicate algorithm labels: {duplicates}")
+            raise ValueError(
+                f"algorithms: duplicate algorithm labels: {duplicates}; expected distinct labels"
+            )
         if not self.settings:
             raise ValueError("settings must hold at least one setting (use [{}] for none)")
         check_finite(self.env_params, "env_params")
         check_finite(self.settings, "settings")
         if "horizon" in self.env_params:
-            raise ValueError("set the horizon with the spec's 'horizon', not in env_params")
+            raise ValueError(
+                "env_params.horizon: set the horizon with the spec's 'horizon', not in env_params"
+            )
         for index, setting in enumerate(self.settings):
             self._validate_setting(index, setting)
+        for index, algorithm in enumerate(self.algorithms):
+            for setting in self.settings:
+                algorithm.params_for(setting, f"algorithms[{index}]")
 
     def _validate_checkpoints(self) -> None:
         points = self.checkpoints
         if isinstance(points, list):
             if not points or points != sorted(set(points)) or points[0] < 1:
-                raise ValueError(f"checkpoint rounds must increase strictly from 1, got {points}")
+                raise ValueError(
+                    f"checkpoints: checkpoint rounds must increase strictly from 1, got {points}"
+                )
             if points[-1] > self.horizon:
-                raise ValueError(f"checkpoint round {points[-1]} is past the horizon")
+                raise ValueError(
+                    f"checkpoints: checkpoint round {points[-1]} is past the horizon {self.horizon}"
+                )
         elif isinstance(points, bool) or not isinstance(points, int) or points < 1:
-            raise ValueError(f"checkpoints must be an integer >= 1 or a list, got {points!r}")
+            raise ValueError(
+                f"checkpoints must be an integer >= 1 or a list of rounds, got {points!r}"
+            )
 
     def _validate_setting(self, index: int, setting: dict[str, Any]) -> None:
         clash = sorted(set(setting) & {*RESERVED_COLUMNS, "horizon"})
         if clash:
-            raise ValueError(f"setting {index} uses reserved parameter names {clash}")
+            raise ValueError(f"settings[{index}] uses reserved parameter names {clash}")
         for key, value in setting.items():
-            if not isinstance(value, str | int | float | bool):
-                raise ValueError(f"setting {index}: {key!r} must be a scalar, got {value!r}")
+            expect(
+                isinstance(value, str | int | float | bool),
+                f"settings[{index}].{key}",
+                "a scalar (a number, string or boolean)",
+                value,
+            )
         if self.sweep is not None and self.sweep not in setting:
-            raise ValueError(f"setting {index} lacks the swept parameter {self.sweep!r}")
+            raise ValueError(f"settings[{index}] lacks the swept parameter {self.sweep!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """A plain-Python dict (YAML/JSON-ready) that ``from_dict`` turns back into the spec."""
@@ -286,19 +328,24 @@ class ExperimentSpec:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> ExperimentSpec:
-        """Read and validate a YAML spec; every problem is a ``ValueError`` naming the file."""
+        """Read and validate a YAML spec, its parameters included (:func:`check_parameters`);
+        every problem is a one-line ``ValueError`` naming the file and the key."""
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         except OSError as error:
             raise ValueError(f"cannot read the spec {path}: {error.strerror or error}") from error
         except yaml.YAMLError as error:
-            raise ValueError(f"{path} is not valid YAML: {error}") from error
+            raise ValueError(f"{path} is not valid YAML: {_yaml_problem(error)}") from error
         if not isinstance(data, Mapping):
-            raise ValueError(f"{path}: expected a mapping at the top level")
+            found = "an empty file" if data is None else _shown(data)
+            keys = ", ".join(f.name for f in dataclasses.fields(cls))
+            raise ValueError(f"{path}: expected a mapping with the keys {keys}; got {found}")
         try:
-            return cls.from_dict(data)
+            spec = cls.from_dict(data)
+            check_parameters(spec)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{path}: {error}") from error
+        return spec
 
     def replace(self, **changes: Any) -> ExperimentSpec:
         """A validated copy with some fields changed."""
@@ -312,11 +359,14 @@ class ExperimentSpec:
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
-def _check_keys(cls: type, data: Mapping[str, Any], what: str) -> None:
+def _check_keys(cls: type, data: Mapping[str, Any], what: str, where: str = "") -> None:
+    """Raise unless ``data`` has only the fields of ``cls`` and all its required ones."""
     fields = dataclasses.fields(cls)
-    unknown = sorted(set(data) - {f.name for f in fields})
+    prefix = f"{where}: " if where else ""
+    known = ", ".join(f.name for f in fields)
+    unknown = sorted(map(str, set(data) - {f.name for f in fields}))
     if unknown:
-        raise ValueError(f"unknown {what} keys: {unknown}")
+        raise ValueError(f"{prefix}unknown {what} keys: {unknown}; expected keys: {known}")
     required = [
         f.name
         for f in fields
@@ -324,7 +374,47 @@ def _check_keys(cls: type, data: Mapping[str, Any], what: str) -> None:
     ]
     missing = [name for name in required if name not in data]
     if missing:
-        raise ValueError(f"{what} lacks the keys {missing}")
+        raise ValueError(
+            f"{prefix}{what} lacks the keys {missing} (required: {', '.join(required)})"
+        )
+
+
+def expect(condition: object, path: str, expected: str, value: Any) -> None:
+    """Raise ``"<path> must be <expected>, got <value>"`` unless ``condition``."""
+    if not condition:
+        raise ValueError(f"{path} must be {expected}, got {_shown(value)}")
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """A short repr of ``value`` for an error message, with its kind for containers."""
+    kind = {dict: "a mapping ", list: "a list ", tuple: "a list "}.get(type(value), "")
+    text = repr(value)
+    return kind + (text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def check_algorithm(label: Any, policy: Any, params: Any, where: str) -> None:
+    """Validate an algorithm's fields; errors name the key under ``where``."""
+    expect(isinstance(label, str) and label, f"{where}.label", "a non-empty string", label)
+    expect(isinstance(policy, str), f"{where}.policy", POLICY, policy)
+    if ":" in policy:
+        if not _DOTTED.match(policy):
+            raise ValueError(f"{where}.policy: {policy!r} is not a 'module:Class' path")
+    elif policy not in POLICIES:
+        raise ValueError(
+            f"{where}.policy: unknown policy {policy!r} (algorithm {label!r}); "
+            f"known: {', '.join(sorted(POLICIES))}, or a 'module:Class' path"
+        )
+    expect(isinstance(params, Mapping), f"{where}.params", PARAMETERS, params)
+    check_finite(plain(dict(params)), f"{where}.params")
+    for name, value in params.items():
+        if _by_setting(value):
+            expect(isinstance(value["by"], str), f"{where}.params.{name}.by", SWEEP, value["by"])
+            expect(
+                isinstance(value["values"], Mapping),
+                f"{where}.params.{name}.values",
+                "a mapping of setting values to parameter values",
+                value["values"],
+            )
 
 
 def check_finite(value: Any, where: str) -> None:
@@ -337,3 +427,112 @@ def check_finite(value: Any, where: str) -> None:
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
             check_finite(item, f"{where}[{index}]")
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """A YAML error in one line: the problem and where it is."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    return (
+        problem if mark is None else f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    )
+
+
+#: Annotations whose values are checked by type: the kinds each accepts and their words.
+SIMPLE_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "int": ((int,), "an integer"),
+    "float": ((int, float), "a number"),
+    "bool": ((bool,), "true or false"),
+    "str": ((str,), "a string"),
+    "None": ((type(None),), "null"),
+}
+
+
+def keyword_parameters(chain: list[Any], skip: int) -> dict[str, inspect.Parameter] | None:
+    """The keyword parameters of ``chain[0]``, following its ``**kwargs`` into ``chain[1:]``
+    (the first ``skip`` parameters of each are passed positionally); ``None`` when some
+    ``**kwargs`` stays open (any name is accepted)."""
+    out: dict[str, inspect.Parameter] = {}
+    for target in chain:
+        parameters = list(inspect.signature(target).parameters.values())
+        names = [p for p in parameters if p.name != "self"][skip:]
+        for parameter in names:
+            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+                out.setdefault(parameter.name, parameter)
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            return out
+    return None
+
+
+def _policy_parameters(policy: str) -> dict[str, inspect.Parameter] | None:
+    """The keyword parameters of a policy as the runner builds it (``from_environment`` when
+    the class has one, else the constructor), ``**options`` followed up the class tree."""
+    cls = resolve_policy(policy)
+    inits = [k.__init__ for k in cls.__mro__ if "__init__" in vars(k) and k is not object]
+    maker = getattr(cls, "from_environment", None)
+    return keyword_parameters(([maker] if maker is not None else []) + inits, 1)
+
+
+def _check_value(path: str, value: Any, parameter: inspect.Parameter, owner: str) -> None:
+    """Raise unless ``value`` has a kind that the parameter's annotation accepts (checked
+    only for annotations made of ``int``, ``float``, ``bool``, ``str`` and ``None``)."""
+    annotation = parameter.annotation
+    if not isinstance(annotation, str):
+        annotation = getattr(annotation, "__name__", "")
+    tokens = [token.strip() for token in annotation.split("|")]
+    if not annotation or not all(token in SIMPLE_KINDS for token in tokens):
+        return
+    accepted = tuple(kind for token in tokens for kind in SIMPLE_KINDS[token][0])
+    if isinstance(value, bool) and bool not in accepted or not isinstance(value, accepted):
+        expected = " or ".join(SIMPLE_KINDS[token][1] for token in tokens)
+        raise ValueError(
+            f"{path} must be {expected} ({owner} declares {parameter.name}: {annotation}), "
+            f"got {_shown(value)}"
+        )
+
+
+def _check_names(
+    given: Mapping[str, Any],
+    where: str,
+    parameters: dict[str, inspect.Parameter] | None,
+    owner: str,
+) -> None:
+    """Raise unless every key of ``given`` is one of ``parameters`` with a value of the right
+    kind (``None``: any name, unchecked)."""
+    if parameters is None:
+        return
+    for name, value in given.items():
+        if name not in parameters:
+            raise ValueError(
+                f"{where}.{name}: unexpected keyword argument {name!r} of {owner}; "
+                f"expected one of: {', '.join(sorted(parameters))}"
+            )
+        values = value["values"].values() if _by_setting(value) else [value]
+        for item in values:
+            _check_value(f"{where}.{name}", item, parameters[name], owner)
+
+
+def check_parameters(spec: ExperimentSpec) -> None:
+    """Check the names and simple types of the environment's and the policies' parameters
+    against their signatures, naming the key (``settings[0].deviation_budget``,
+    ``algorithms[1].params.beta``). Targets that cannot be imported are left to the runner,
+    which reports the import error."""
+    try:
+        factory = resolve_environment(spec.environment)
+    except ImportError:
+        factory = None
+    if factory is not None:
+        environment = keyword_parameters([factory], 0)
+        if environment is not None:
+            environment.pop("instance_seeds", None)
+        owner = f"the environment {spec.environment!r}"
+        _check_names(spec.env_params, "env_params", environment, owner)
+        for index, setting in enumerate(spec.settings):
+            _check_names(setting, f"settings[{index}]", environment, owner)
+    for index, algorithm in enumerate(spec.algorithms):
+        try:
+            parameters = _policy_parameters(algorithm.policy)
+        except ImportError:
+            continue
+        owner = f"the policy {algorithm.policy!r}"
+        _check_names(algorithm.params, f"algorithms[{index}].params", parameters, owner)

@@ -2,8 +2,10 @@
 
 Files are written to a temporary name and renamed, so a file that exists is complete: a
 killed run leaves no half-written results. The manifest keeps the SHA-256 of every task
-file, and each task file carries the run's fingerprint in its Parquet metadata, so a
-corrupt file is detected (never read) and a lost manifest can be rebuilt from the files.
+file. Each task file carries in its Parquet key-value metadata the run's fingerprint, the
+digest of the code that computed it and the SHA-256 of its own content
+(:func:`content_digest`), so any file can be verified without the manifest: a corrupt file is
+detected (never read) and a lost manifest is rebuilt from the files that verify.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,10 @@ MANIFEST = "manifest.json"
 TASKS = "tasks"
 #: Parquet metadata key holding the fingerprint of the run that wrote a task file.
 FINGERPRINT_KEY = b"causalbandits.fingerprint"
+#: Parquet metadata key holding the digest of the code that computed a task file.
+CODE_KEY = b"causalbandits.code"
+#: Parquet metadata key holding the SHA-256 of a task file's content (:func:`content_digest`).
+CONTENT_KEY = b"causalbandits.content_sha256"
 
 
 class ManifestError(ValueError):
@@ -49,29 +56,80 @@ def task_path(out_dir: str | Path, task_id: str) -> Path:
 
 def _atomic(path: Path, write: Any) -> None:
     temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    write(temporary)
+    try:
+        write(temporary)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     os.replace(temporary, path)
 
 
+def content_digest(table: pa.Table) -> str:
+    """The SHA-256 of a table's content, whatever its file encoding: per column its name and
+    null mask, then numbers and booleans as their type and bytes (nulls zeroed), any other
+    column as the ``repr`` of its Python values (so that e.g. a dictionary of ``string``
+    read back for one of ``large_string`` digests the same)."""
+    digest = hashlib.sha256()
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        digest.update(f"{name}\0".encode())
+        digest.update(column.is_null().to_numpy(zero_copy_only=False).tobytes())
+        kind = column.type
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+            filled = column.fill_null(pa.scalar(0).cast(kind))
+            digest.update(f"{kind}\0".encode())
+            digest.update(filled.to_numpy(zero_copy_only=False).tobytes())
+        else:
+            digest.update(repr(column.to_pylist()).encode())
+    return digest.hexdigest()
+
+
+def task_problem(path: str | Path) -> str | None:
+    """Why the task file ``path`` fails its own content digest (unreadable, no digest, or a
+    different content), or ``None`` when it verifies."""
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as error:
+        return f"{path} cannot be read ({' '.join(str(error).split())})"
+    stored = (table.schema.metadata or {}).get(CONTENT_KEY)
+    if stored is None:
+        return f"{path} carries no content digest (written by an older version)"
+    if stored.decode() != content_digest(table):
+        return f"{path} does not match its own content digest (corrupt)"
+    return None
+
+
 def write_task_frame(
-    out_dir: str | Path, task_id: str, frame: pd.DataFrame, fingerprint: str = ""
+    out_dir: str | Path, task_id: str, frame: pd.DataFrame, fingerprint: str = "", code: str = ""
 ) -> str:
-    """Store one task's results atomically, tagged with the run's ``fingerprint``; return the
-    file's SHA-256."""
+    """Store one task's results atomically, tagged with the run's ``fingerprint``, the ``code``
+    digest and the content digest, verified by reading it back; return the file's SHA-256."""
     path = task_path(out_dir, task_id)
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    metadata = {**(table.schema.metadata or {}), FINGERPRINT_KEY: fingerprint.encode()}
-    _atomic(path, lambda p: pq.write_table(table.replace_schema_metadata(metadata), p))
+    metadata = {
+        **(table.schema.metadata or {}),
+        FINGERPRINT_KEY: fingerprint.encode(),
+        CODE_KEY: code.encode(),
+        CONTENT_KEY: content_digest(table).encode(),
+    }
+
+    def write(temporary: Path) -> None:
+        pq.write_table(table.replace_schema_metadata(metadata), temporary)
+        problem = task_problem(temporary)
+        if problem is not None:  # e.g. a column type that Parquet does not keep
+            raise ValueError(f"task {task_id} does not read back as written: {problem}")
+
+    _atomic(path, write)
     return file_digest(path)
 
 
-def task_fingerprint(path: str | Path) -> str | None:
-    """The fingerprint a task file carries, or ``None`` when it cannot be read."""
+def task_tag(path: str | Path, key: bytes) -> str | None:
+    """The value of ``key`` (e.g. :data:`FINGERPRINT_KEY`) in a task file's metadata, or
+    ``None`` when the key is absent or the file's footer cannot be read."""
     try:
         metadata = pq.read_schema(path).metadata or {}
     except (OSError, pa.ArrowException):
         return None
-    value = metadata.get(FINGERPRINT_KEY)
+    value = metadata.get(key)
     return None if value is None else value.decode()
 
 
@@ -97,15 +155,26 @@ def write_manifest(out_dir: str | Path, manifest: dict[str, Any]) -> None:
     _atomic(Path(out_dir) / MANIFEST, lambda p: p.write_text(text, encoding="utf-8"))
 
 
-def load_results(out_dir: str | Path) -> pd.DataFrame:
-    """All finished tasks of a results directory as one table, in the manifest's task order.
+def load_results(out_dir: str | Path, required: Iterable[str] | None = None) -> pd.DataFrame:
+    """The finished tasks of a results directory as one table, in the manifest's task order.
 
-    Rows are ordered by setting, algorithm (spec order), replicate and round. A task file
-    whose SHA-256 differs from the manifest's is refused (a one-line error naming it).
+    Rows are ordered by setting, algorithm (spec order), replicate and round. Every task of
+    ``required`` (default: every task of the manifest) must have its file, else a one-line
+    error counts the missing ones (figures of part of the tasks would mislead); other tasks
+    are read when finished. A task file whose SHA-256 differs from the manifest's, or that
+    cannot be read, is refused (a one-line error naming it).
     """
     manifest = read_manifest(out_dir)
     if manifest is None:
         raise FileNotFoundError(f"{out_dir} has no {MANIFEST}: not a results directory")
+    ids = [task["id"] for task in manifest["tasks"]]
+    needed = set(ids if required is None else required)
+    missing = [i for i in ids if i in needed and not task_path(out_dir, i).exists()]
+    if missing:
+        raise FileNotFoundError(
+            f"{out_dir} lacks the files of {len(missing)} of its {len(needed)} tasks (deleted "
+            "or not yet computed); run the same command again to complete them"
+        )
     frames = []
     for task in manifest["tasks"]:
         path = task_path(out_dir, task["id"])
@@ -116,7 +185,13 @@ def load_results(out_dir: str | Path) -> pd.DataFrame:
                 f"{path} does not match its checksum in the manifest (corrupt or replaced); "
                 "run the experiment again into the same folder to recompute it"
             )
-        frames.append(pd.read_parquet(path))
+        try:
+            frames.append(pd.read_parquet(path))
+        except (OSError, pa.ArrowException) as error:  # corrupt, yet checksummed so
+            raise ValueError(
+                f"{path} cannot be read ({error}); delete it and run the experiment again "
+                "into the same folder to recompute it"
+            ) from error
     if not frames:
         raise FileNotFoundError(f"{out_dir} holds no finished task yet")
     return pd.concat(frames, ignore_index=True)

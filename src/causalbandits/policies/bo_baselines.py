@@ -28,6 +28,7 @@ from causalbandits.estimators.gp_network import (
     training_inputs,
 )
 from causalbandits.policies.causal_bo import AcquisitionOptimiser, SequentialOptimizer
+from causalbandits.validation import count, non_negative
 
 #: The near-noiseless observation variance of the MCBO package's GP-UCB and EICF models
 #: (``FixedNoiseGP(Yvar=1e-6)``, even in noisy environments), and the floor of every told
@@ -106,12 +107,11 @@ class GPUCB(SequentialOptimizer):
         optimiser: AcquisitionOptimiser | None = None,
         noise: str = "learned",
     ) -> None:
-        if not beta >= 0:
-            raise ValueError(f"beta must be >= 0, got {beta}")
+        self.beta = non_negative("beta", beta)
         nodes = problem.objective.nodes(problem.n_nodes)
         if check_noise_knowledge(noise, problem) == "known" and len(nodes) != 1:
             raise ValueError("noise='known' for GP-UCB needs an objective on one node")
-        self.beta, self.noise, self.objective_node = float(beta), noise, nodes[0]
+        self.noise, self.objective_node = noise, nodes[0]
         super().__init__(problem, n_init, optimiser)
 
     def propose(self, seed: int) -> np.ndarray:
@@ -192,11 +192,7 @@ class MCBO(SequentialOptimizer):
         optimiser: AcquisitionOptimiser | None = None,
         noise: str = "learned",
     ) -> None:
-        if not beta >= 0:
-            raise ValueError(f"beta must be >= 0, got {beta}")
-        if samples < 1:
-            raise ValueError(f"samples must be >= 1, got {samples}")
-        self.beta, self.samples = float(beta), int(samples)
+        self.beta, self.samples = non_negative("beta", beta), count("samples", samples)
         self.noise = check_noise_knowledge(noise, problem)
         super().__init__(problem, n_init, optimiser)
 

@@ -34,6 +34,7 @@ from causalbandits.envs.causal_bo import CausalBOProblem
 from causalbandits.estimators.gp import DTYPE
 from causalbandits.estimators.gp_network import NodeSpec
 from causalbandits.random import as_seed_sequences
+from causalbandits.validation import count, optional
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,8 @@ class AcquisitionOptimiser:
     max_iterations: int = 200
 
     def __post_init__(self) -> None:
-        if min(value for value in vars(self).values() if value is not None) < 1:
-            raise ValueError(f"acquisition optimiser settings must be >= 1, got {self}")
+        for name, value in vars(self).items():
+            optional(count, name, value)
 
     def starts(self, dimension: int) -> tuple[int, int]:
         """``(restarts, raw samples)`` for a decision of dimension ``dimension``."""
@@ -92,9 +93,7 @@ class SequentialOptimizer(ABC):
         optimiser: AcquisitionOptimiser | None = None,
     ) -> None:
         self.problem = problem
-        self.n_init = default_initial_design(problem) if n_init is None else int(n_init)
-        if self.n_init < 1:
-            raise ValueError(f"n_init must be >= 1, got {n_init}")
+        self.n_init = default_initial_design(problem) if n_init is None else count("n_init", n_init)
         self.optimiser = AcquisitionOptimiser() if optimiser is None else optimiser
         self.n_nodes = len(problem.parents)
         self.specs = tuple(

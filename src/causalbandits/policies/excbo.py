@@ -34,6 +34,7 @@ from causalbandits.estimators.gp_network import (
 )
 from causalbandits.policies.bo_baselines import MC_SAMPLES
 from causalbandits.policies.causal_bo import AcquisitionOptimiser, SequentialOptimizer
+from causalbandits.validation import count, non_negative
 
 VARIANTS = ("hallucinated", "mean", "sample")
 
@@ -65,17 +66,13 @@ class EXCBO(SequentialOptimizer):
         n_init: int | None = None,
         optimiser: AcquisitionOptimiser | None = None,
     ) -> None:
-        if not beta >= 0:
-            raise ValueError(f"beta must be >= 0, got {beta}")
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        if samples < 1:
-            raise ValueError(f"samples must be >= 1, got {samples}")
         check_encoder_std(encoder_std)
         if components != "bic" and not (isinstance(components, int) and components >= 1):
             raise ValueError(f"components must be 'bic' or an int >= 1, got {components!r}")
-        self.beta, self.variant, self.encoder_std = float(beta), variant, encoder_std
-        self.components, self.samples = components, int(samples)
+        self.beta, self.variant, self.encoder_std = non_negative("beta", beta), variant, encoder_std
+        self.components, self.samples = components, count("samples", samples)
         super().__init__(problem, n_init, optimiser)
         if variant != "hallucinated" and self.target_node() is None:
             raise ValueError(f"variant {variant!r} needs an objective on one target node")

@@ -64,6 +64,7 @@ from causalbandits.estimators.gp import DTYPE
 from causalbandits.estimators.gp_network import GPNetwork, NodeSpec, node_inputs
 from causalbandits.policies.bo_baselines import check_noise_knowledge, node_network, noise_scales
 from causalbandits.policies.causal_bo import SequentialOptimizer
+from causalbandits.validation import count, non_negative, positive
 
 #: Batched network weights by name, each with a leading re-initialisation axis ``(R, ...)``.
 Parameters = dict[str, torch.Tensor]
@@ -323,31 +324,15 @@ class NMCBO(SequentialOptimizer):
         max_points: int = 2**14,
         noise: str = "learned",
     ) -> None:
-        if not beta >= 0:
-            raise ValueError(f"beta must be >= 0, got {beta}")
         if stopping not in STOPPING_RULES:
             raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {stopping!r}")
         if batch_size is None:
             batch_size = 32 if problem.noise_std > 1e-3 else 2
-        counts = {
-            "reinits": reinits,
-            "max_steps": max_steps,
-            "batch_size": batch_size,
-            "selection_samples": selection_samples,
-            "max_points": max_points,
-        }
-        for name, value in counts.items():
-            if int(value) != value or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value}")
-        if not (np.isfinite(lr) and lr > 0):
-            raise ValueError(f"lr must be finite and > 0, got {lr}")
-        self.beta, self.stopping, self.lr = float(beta), stopping, float(lr)
-        self.reinits, self.max_steps, self.batch_size = (
-            int(reinits),
-            int(max_steps),
-            int(batch_size),
-        )
-        self.selection_samples, self.max_points = int(selection_samples), int(max_points)
+        self.beta, self.stopping, self.lr = non_negative("beta", beta), stopping, positive("lr", lr)
+        self.reinits, self.max_steps = count("reinits", reinits), count("max_steps", max_steps)
+        self.batch_size = count("batch_size", batch_size)
+        self.selection_samples = count("selection_samples", selection_samples)
+        self.max_points = count("max_points", max_points)
         self.noise_knowledge = check_noise_knowledge(noise, problem)
         super().__init__(problem, n_init)
         objective = problem.objective

@@ -48,6 +48,7 @@ from causalbandits.estimators.taylor_moments import (
 )
 from causalbandits.policies.ssem_ucb import SSEMUCBJO, SizeGroup, selection_scores
 from causalbandits.scm.basis import Dictionary
+from causalbandits.validation import count
 
 #: Score gaps at most this (relative to ``max(|S_max|, 1)``) are ties.
 TIE_TOLERANCE = 1e-12
@@ -239,10 +240,10 @@ class SSEMUCBQSearch(SSEMUCBJO):
     ) -> None:
         if "degree" in options:
             raise ValueError("q-search chooses the Taylor degree: pass max_degree, not degree")
-        if int(max_degree) != max_degree or max_degree < 1:
-            raise ValueError(f"max_degree must be an integer >= 1, got {max_degree}")
-        if min(remainder_arms, remainder_points) < 1:
-            raise ValueError("need remainder_arms >= 1 and remainder_points >= 1")
+        count("max_degree", max_degree)
+        count("remainder_arms", remainder_arms)
+        count("remainder_points", remainder_points)
+        count("remainder_seed", remainder_seed, minimum=0)
         super().__init__(problem, degree=max_degree, **options)
         if self.internal_ucb != "per-addend":
             raise ValueError(

@@ -38,7 +38,7 @@ from typing import ClassVar
 import numpy as np
 
 from causalbandits.envs.super_arms import all_super_arms, check_sizes, members
-from causalbandits.estimators.dictionary_lasso import DictionaryLasso
+from causalbandits.estimators.dictionary_lasso import DictionaryLasso, check_fit_options
 from causalbandits.estimators.finite_differences import (
     FD_STEP,
     check_derivatives,
@@ -58,6 +58,7 @@ from causalbandits.estimators.taylor_moments import (
 from causalbandits.random import random_argmax, uniform_stream
 from causalbandits.scm.basis import Dictionary
 from causalbandits.scm.separable import ChordSEM, ConvergenceError
+from causalbandits.validation import count, in_range, non_negative, optional, positive
 
 INTERNAL_UCBS = ("per-addend", "vertex")
 #: Rounds of residuals since the last refit before the residual test may trigger a refit.
@@ -200,17 +201,12 @@ class SSEMUCBJO:
     ) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         check_sizes(self.n_arms, self.super_arm_size)
-        if int(degree) != degree or degree < 1:
-            raise ValueError(f"the Taylor degree q must be an integer >= 1, got {degree}")
+        self.degree = count("degree q", degree)
         if internal_ucb not in INTERNAL_UCBS:
             raise ValueError(f"internal_ucb must be one of {INTERNAL_UCBS}, got {internal_ucb!r}")
         if bonus_form not in BONUS_FORMS:
             raise ValueError(f"bonus_form must be one of {BONUS_FORMS}, got {bonus_form!r}")
-        if radius_scale <= 0 or bonus_scale < 0:
-            raise ValueError("need radius_scale > 0 and bonus_scale >= 0")
-        if refit_every < 1 or residual_factor <= 0:
-            raise ValueError("need refit_every >= 1 and residual_factor > 0")
-        self.degree = int(degree)
+        check_fit_options(lam, target_density, edge_threshold)
         self.dictionary = (
             dictionary if isinstance(dictionary, Dictionary) else Dictionary.from_names(dictionary)
         )
@@ -221,12 +217,14 @@ class SSEMUCBJO:
             lam=lam, target_density=target_density, edge_threshold=edge_threshold, debias=debias
         )
         self.multipliers = radius_multipliers(self.degree, radius_rule)
-        self.radius_scale, self.bonus_scale = float(radius_scale), float(bonus_scale)
+        self.radius_scale = positive("radius_scale", radius_scale)
+        self.bonus_scale = non_negative("bonus_scale", bonus_scale)
         self.bonus_form, self.internal_ucb = bonus_form, internal_ucb
+        optional(positive, "signal_width", signal_width)
         self.signal_width = signal_width
-        self.refit_every, self.residual_factor = int(refit_every), float(residual_factor)
-        if max_contraction is not None and not 0 < max_contraction < 1:
-            raise ValueError(f"max_contraction must lie in (0, 1), got {max_contraction}")
+        self.refit_every = count("refit_every", refit_every)
+        self.residual_factor = positive("residual_factor", residual_factor)
+        optional(in_range, "max_contraction", max_contraction, 0, 1, low_open=True, high_open=True)
         self.max_contraction = max_contraction
         check_derivatives(derivatives, fd_step)
         self.derivatives, self.fd_step = derivatives, float(fd_step)

@@ -33,6 +33,7 @@ import numpy as np
 from causalbandits.estimators.column_assembly import assemble_columns
 from causalbandits.estimators.dictionary_lasso import DictionaryLasso, features
 from causalbandits.policies.ssem_ucb import SSEMUCBJO
+from causalbandits.validation import count
 
 
 class PerArmLasso(DictionaryLasso):
@@ -69,12 +70,7 @@ class SSEMUCB(SSEMUCBJO):
                 "SSEM-UCB (Alg. 1) assembles an upper-triangular F_hat by eq. 5 and needs the "
                 "paper's DAG order: pass upper_triangular=True (or use SSEM-UCB-JO, Alg. 2)"
             )
-        if int(grid_size) != grid_size or grid_size < self.dictionary.size:
-            raise ValueError(
-                f"grid_size must be an integer >= the dictionary size {self.dictionary.size}, "
-                f"got {grid_size}"
-            )
-        self.grid_size = int(grid_size)
+        self.grid_size = count("grid_size", grid_size, minimum=self.dictionary.size)
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         super().reset(seeds)

@@ -16,6 +16,7 @@ import numpy as np
 
 from causalbandits.envs.super_arms import members
 from causalbandits.estimators.jets import monomials, reward_jets
+from causalbandits.validation import count
 
 #: Signals drawn per replicate for the exact moments and the expansion point ``a = E[b]``.
 MOMENT_SAMPLES = 50_000
@@ -58,8 +59,7 @@ class TaylorOracle:
     def from_environment(cls, env: Any, degree: int) -> TaylorOracle:
         """The oracle of a :class:`~causalbandits.envs.separable_semibandit.
         SeparableSemiBandit`: moments of :data:`MOMENT_SAMPLES` signals per replicate."""
-        if int(degree) != degree or degree < 1:
-            raise ValueError(f"the Taylor degree q must be an integer >= 1, got {degree}")
+        degree = count("degree q", degree)
         signals = env.signal_samples(MOMENT_SAMPLES)
         centres = signals.mean(axis=1)
         deviations = signals - centres[:, None]

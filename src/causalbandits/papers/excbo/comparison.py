@@ -53,6 +53,7 @@ from causalbandits.policies.causal_bo import (
 from causalbandits.policies.excbo import EXCBO
 from causalbandits.policies.nmcbo import NMCBO
 from causalbandits.random import Stream
+from causalbandits.validation import count, each, non_negative, optional, positive
 
 PROBLEMS: dict[str, Callable[..., Any]] = {
     "dropwave": dropwave,
@@ -114,16 +115,15 @@ class BOComparison(TaskGrid):
         unknown = [m for m in self.methods if m not in METHODS]
         if unknown or not self.methods:
             raise ValueError(f"methods must be names from {sorted(METHODS)}, got {self.methods}")
-        if any(not beta >= 0 for beta in self.betas):
-            raise ValueError(f"betas must be >= 0, got {self.betas}")
+        each(non_negative, "betas", self.betas)
         if self.betas and not set(self.methods) <= set(EXPLORING):
             raise ValueError(f"a beta axis applies to the methods with a beta: {EXPLORING}")
-        if self.rounds < 1 or self.replicates < 1 or self.chunk_size < 1:
-            raise ValueError("rounds, replicates and chunk_size must be >= 1")
-        if self.n_init is not None and self.n_init < 1:
-            raise ValueError(f"n_init must be >= 1, got {self.n_init}")
-        if not self.sigmas or min(self.sigmas) < 0:
-            raise ValueError(f"sigmas must be non-negative noise levels, got {self.sigmas}")
+        for name in ("rounds", "replicates", "chunk_size"):
+            count(name, getattr(self, name))
+        count("seed", self.seed, minimum=0)
+        optional(count, "n_init", self.n_init)
+        if not each(positive, "sigmas", self.sigmas):
+            raise ValueError("sigmas must hold at least one noise level")
 
     def axes(self) -> dict[str, Sequence[Any]]:
         axes: dict[str, Sequence[Any]] = {"sigma": self.sigmas, "method": self.methods}
@@ -726,6 +726,28 @@ PRESETS: dict[str, dict[str, Any]] = {
         for problem, figure in (("dropwave", 12), ("rosenbrock", 14))
     },
 }
+
+
+def beta_scores(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The tuning rule's scores (decisions: excbo 8): per tuning problem (``frames``: the
+    long results of a beta run), method and beta, the mean over seeds of the late mean
+    ``E[y | a_t]`` (:func:`late_means`) divided by the problem's optimum; the column
+    ``score`` averages them over the problems the method ran on."""
+    columns = {}
+    for problem, df in frames.items():
+        df = df.rename(columns={"algorithm": "method"})
+        late = late_window(df).groupby(["base_method", "beta", "replicate"])
+        means = late["expected_reward"].mean().groupby(["base_method", "beta"]).mean()
+        columns[problem] = means / float(df["optimum"].iloc[0])
+    table = pd.DataFrame(columns)
+    table.index.names = ["method", "beta"]
+    return table.assign(score=table.mean(axis=1))
+
+
+def chosen_betas(scores: pd.DataFrame) -> dict[str, float]:
+    """Each method's beta with the highest tuning score (:func:`beta_scores`)."""
+    best = scores["score"].groupby(level="method").idxmax()
+    return {method: float(beta) for method, (_, beta) in best.items()}
 
 
 def preset(name: str, quick: bool = False) -> BOComparison:

@@ -211,6 +211,10 @@ class CovidExperiment(TaskGrid):
             self, tuned=tuple(choose_exploration(results, unit) for unit in self.units)
         )
 
+    def load_data(self) -> None:
+        """Read and check the bulletins before any output exists (bad data leave nothing)."""
+        _bulletins(str(resolve_data_path(self.data_path)))
+
     def data_files(self) -> dict[str, Path]:
         """The bulletins file (its SHA-256 joins the fingerprint)."""
         return {"bulletins": resolve_data_path(self.data_path)}

@@ -54,6 +54,7 @@ from causalbandits.envs.train_delays import (
     fit_train_delay_sem,
     train_delay_simulator,
 )
+from causalbandits.estimators.dictionary_lasso import check_fit_options
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.metrics import METRICS
 from causalbandits.experiments.recorders import (
@@ -69,6 +70,7 @@ from causalbandits.papers.ssem_ucb.train_delay_report import build_report, plot_
 from causalbandits.policies.semibandit import RandomSuperArm
 from causalbandits.policies.ssem_ucb import SSEMUCBJO
 from causalbandits.random import Stream, policy_stream
+from causalbandits.validation import count, in_range, non_negative, optional, positive
 
 ENVIRONMENTS = ("simulator", "replay")
 #: The paper's Taylor degree on this data.
@@ -85,9 +87,15 @@ EDGE_THRESHOLD = 1.5e-3
 
 
 @cache
+def loaded(folder: str) -> TrainDelayData:
+    """The data of ``folder``, read and checked once per process."""
+    return load_train_delays(folder)
+
+
+@cache
 def fitted(folder: str) -> tuple[TrainDelayData, TrainDelayFit]:
     """The data of ``folder`` and the SEM fitted to them (once per process)."""
-    data = load_train_delays(folder)
+    data = loaded(folder)
     return data, fit_train_delay_sem(data)
 
 
@@ -162,18 +170,15 @@ class TrainDelayRun(TaskGrid):
             raise ValueError(f"algorithms must be distinct and non-empty, got {self.algorithms}")
         for label in self.algorithms:
             self.policy_spec(label)  # unknown labels raise here
-        if int(self.replicates) != self.replicates or self.replicates < 1:
-            raise ValueError(f"replicates must be a positive integer, got {self.replicates}")
-        if self.horizon < 1 or self.chunk_size < 1:
-            raise ValueError("need horizon >= 1 and chunk_size >= 1")
-        if self.radius_scale <= 0 or self.bonus_scale < 0:
-            raise ValueError("need radius_scale > 0 and bonus_scale >= 0")
-        if self.lam <= 0 or self.edge_threshold < 0:
-            raise ValueError("need lam > 0 and edge_threshold >= 0")
-        if self.target_density is not None and not 0 < self.target_density <= 1:
-            raise ValueError(f"target_density must lie in (0, 1], got {self.target_density}")
-        if self.max_contraction is not None and not 0 < self.max_contraction < 1:
-            raise ValueError(f"max_contraction must lie in (0, 1), got {self.max_contraction}")
+        for name in ("replicates", "horizon", "super_arm_size", "mc_samples", "chunk_size"):
+            count(name, getattr(self, name))
+        count("seed", self.seed, minimum=0)
+        positive("radius_scale", self.radius_scale)
+        non_negative("bonus_scale", self.bonus_scale)
+        check_fit_options(self.lam, self.target_density, self.edge_threshold)
+        optional(
+            in_range, "max_contraction", self.max_contraction, 0, 1, low_open=True, high_open=True
+        )
 
     @staticmethod
     def policy_spec(label: str) -> tuple[str, int]:
@@ -197,6 +202,10 @@ class TrainDelayRun(TaskGrid):
 
     def folder(self) -> str:
         return str(resolve_data_dir(self.data_path).resolve())
+
+    def load_data(self) -> None:
+        """Read and check the data before any output exists (bad data leave nothing)."""
+        loaded(self.folder())
 
     def data_files(self) -> dict[str, Path]:
         """The four data files (their SHA-256 join the fingerprint)."""

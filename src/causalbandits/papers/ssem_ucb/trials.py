@@ -75,6 +75,7 @@ from causalbandits.policies.ssem_ucb import SSEMUCBJO
 from causalbandits.policies.ssem_ucb_norm import SSEMUCBNorm
 from causalbandits.policies.taylor_oracle import TaylorOracle
 from causalbandits.random import Stream, policy_stream
+from causalbandits.validation import count, each, non_negative, positive
 
 _DEGREE = re.compile(r"^(SSEM-UCB-JO|SSEM-UCB-Norm|Taylor oracle) q=(\d+)(?: fd=(\S+))?$")
 SSEM_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm", "SEM-UCB")
@@ -185,14 +186,15 @@ class SyntheticTrial(TaskGrid):
                 raise ValueError(f"unknown algorithm {label!r}")
             if finite_difference_step(label) is not None and family not in FD_FAMILIES:
                 raise ValueError(f"{label!r}: only {FD_FAMILIES} take a finite-difference step")
-        if int(self.replicates) != self.replicates or self.replicates < 1:
-            raise ValueError(f"replicates must be a positive integer, got {self.replicates}")
-        if self.horizon < 2 or self.chunk_size < 1 or self.checkpoint_every < 1:
-            raise ValueError("need horizon >= 2, chunk_size >= 1 and checkpoint_every >= 1")
-        if min((self.radius_scale, *self.radius_grid)) <= 0:
-            raise ValueError("radius scales must be > 0")
-        if min((self.bonus_scale, *self.bonus_grid)) < 0:
-            raise ValueError("bonus scales must be >= 0")
+        for name in ("replicates", "super_arm_size", "chunk_size", "checkpoint_every"):
+            count(name, getattr(self, name))
+        count("horizon", self.horizon, minimum=2)
+        count("mc_samples", self.mc_samples, minimum=2)
+        count("seed", self.seed, minimum=0)
+        positive("radius_scale", self.radius_scale)
+        each(positive, "radius_grid", self.radius_grid)
+        non_negative("bonus_scale", self.bonus_scale)
+        each(non_negative, "bonus_grid", self.bonus_grid)
 
     def config(self) -> dict[str, Any]:
         """The fields plus the resolved :meth:`instance_design` (defaults included, e.g. its
