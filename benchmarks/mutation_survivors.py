@@ -126,6 +126,61 @@ LISTED: tuple[Listed, ...] = (
         "bonus = np.sqrt(3.0 * np.log(max(self.t, 1)) / (2.0 * safe))",
         "bonus = np.zeros_like(safe)",
     ),
+    # ---- issue 32: the planted bugs that passed the suite (causal BO, SSEM helpers).
+    Listed(
+        "the moment box's lower end not clipped",
+        "taylor_moments",
+        "low, high = np.clip(low, bottom, top), np.clip(high, bottom, top)",
+        "low, high = np.minimum(low, top), np.clip(high, bottom, top)",
+    ),
+    Listed(
+        "eq. 7's radius with s instead of s + 1",
+        "taylor_moments",
+        "np.sqrt((super_arm_size + 1) * log_t / counts)",
+        "np.sqrt(super_arm_size * log_t / counts)",
+    ),
+    Listed(
+        "the exogenous mixture's stds set to the variances",
+        "exogenous",
+        "stds=np.sqrt(best.covariances_[order, 0, 0]),",
+        "stds=best.covariances_[order, 0, 0].copy(),",
+    ),
+    Listed(
+        "EXCBO variants A/C hallucinate at eta = -1 (not optimistic)",
+        "excbo",
+        "fixed_eta[0, target] = 1.0",
+        "fixed_eta[0, target] = -1.0",
+    ),
+    Listed(
+        "EXCBO's noise density sampled with uniforms and normals swapped",
+        "excbo",
+        "density.sample(uniforms[:, i], normals[:, i])",
+        "density.sample(normals[:, i], uniforms[:, i])",
+    ),
+    Listed(
+        "GP-UCB uses beta instead of sqrt(beta)",
+        "bo_baselines",
+        "self.beta**0.5,",
+        "self.beta,",
+    ),
+    Listed(
+        "MCBO's package noise told sigma as the variance",
+        "bo_baselines",
+        "package = float(policy.problem.noise_std) ** 2",
+        "package = float(policy.problem.noise_std)",
+    ),
+    Listed(
+        "the known noise told as a standard deviation (sqrt of the variance)",
+        "bo_baselines",
+        'told = problem.noise_variance[node] if noise == "known" else package',
+        'told = np.sqrt(problem.noise_variance[node]) if noise == "known" else package',
+    ),
+    Listed(
+        "MCBO's node noise drawn with the variance as its scale",
+        "bo_baselines",
+        "[marginal.noise_variance for marginal in network.marginals], dtype=DTYPE\n    ).sqrt()",
+        "[marginal.noise_variance for marginal in network.marginals], dtype=DTYPE\n    )",
+    ),
 )
 
 
@@ -173,6 +228,13 @@ REPORT_GROUPING = (
 )
 DEFAULT_ON_PATH = (
     "the default argument equals the value passed (SEM-UCB never reaches the other branch)"
+)
+
+AS_FLOAT64 = "node_gp converts its data to float64 itself; the checks read shapes and finiteness"
+NUMPY_FLOAT64 = "a float64 numpy array becomes a float64 tensor without a dtype"
+CPU_ONLY = (
+    "the device differs only for base samples on another device than the CPU, where the "
+    "library keeps every tensor"
 )
 
 #: (key, original line) -> (class, reason): every surviving mutant of that line.
@@ -615,6 +677,195 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         "differs only if the last quarter spans exactly one round (checkpoints are >= T/200 apart)",
     ),
     ("robust_lcb_checks", "checks += ["): (E, "checks is still empty there"),
+    # ------------------------------------------------------------------ taylor_moments
+    (
+        "taylor_moments",
+        "powers = np.where(played, z, 0.0)[:, None, :] ** np.arange(self.degree + 1)[:, None]",
+    ): (E, "the powers of unplayed arms are zeroed by the np.where on the next line"),
+    ("taylor_moments", "shifted = -np.asarray(centres, dtype=float)"): (E, DTYPE_FLOAT_INPUT),
+    ("taylor_moments", "counts = np.asarray(counts, dtype=float)"): (E, DTYPE_FLOAT_INPUT),
+    ("taylor_moments", 'with np.errstate(divide="ignore"):'): (E, ERRSTATE),
+    ("taylor_moments", "for lo2, hi2 in zip(low[1:], high[1:], strict=True):"): (
+        E,
+        STRICT_ZIP,
+    ),
+    ("taylor_moments", "self.base = degree + 1"): (
+        E,
+        "exponents are <= q, so any base > q encodes a monomial uniquely; the table and its "
+        "look-ups use the same base",
+    ),
+    (
+        "taylor_moments",
+        "self.codes = exponents @ self.base ** np.arange(n_arms, dtype=np.int64)",
+    ): (E, DTYPE_INT),
+    ("taylor_moments", "keep = min(degree, n_arms)"): (
+        E,
+        "keeping every column adds factors of order 0, whose box is exactly [1, 1]: the "
+        "interval products are unchanged",
+    ),
+    (
+        "taylor_moments",
+        'support = np.argsort(-exponents, axis=1, kind="stable")[:, :keep]  # non-zero first',
+    ): (
+        E,
+        "a monomial has at most q <= keep non-zero exponents, so any sort keeps all of them; "
+        "which zero-order columns fill up is irrelevant (factor 1); axis=-1 is axis 1 of the "
+        "2-D table",
+    ),
+    (
+        "taylor_moments",
+        "self.orders = np.take_along_axis(exponents, support, axis=1)  # 0 pads: factor 1",
+    ): (E, "numpy's default axis=-1 is axis 1 of the 2-D table"),
+    ("taylor_moments", "powers = self.base ** members.astype(np.int64)  # (A, k)"): (
+        E,
+        "the codes are whole numbers below 2^53 ((q + 1)^N, 5^20 ~ 1e14 for the paper's "
+        "largest N = 20, q = 4): float64 codes are exact and search the same rows",
+    ),
+    (
+        "taylor_moments",
+        "return np.where(coefficients >= 0, coefficients * addend_high, coefficients * "
+        "addend_low).sum(",
+    ): (E, "a zero coefficient gives 0 at either end"),
+    (
+        "taylor_moments",
+        "corners = np.array(list(itertools.product((0, 1), repeat=degree * k)), dtype=bool)",
+    ): (E, "0/1 integers (or 0/2) select in np.where as booleans do"),
+    ("taylor_moments", "corners = corners.reshape(-1, degree, k)"): (E, NEGATIVE_RESHAPE),
+    (
+        "taylor_moments",
+        "scale = 4.0 * np.sqrt((super_arm_size + 1) * log_t) * max(int(t) - 1, 0) ** 0.25",
+    ): (E, "max(t - 1, .) only differs for t <= 1, where ln(max(t - 1, 1)) = 0 zeroes the scale"),
+    # ------------------------------------------------------------------ jets
+    (
+        "jets",
+        "def _pair_products(self, a: np.ndarray, b: np.ndarray, min_left: int = 1) -> np.ndarray:",
+    ): (E, "the only caller (powers) passes min_left"),
+    ("jets", "out = np.zeros(np.broadcast_shapes(a.shape, b.shape))"): (
+        E,
+        "a and b always have the same shape (powers of one jet)",
+    ),
+    (
+        "jets",
+        "out[..., targets] = np.add.reduceat(a[..., left] * b[..., right], starts, axis=-1)",
+    ): (E, "the products are 2-D (super arms, pairs): axis +1 is axis -1"),
+    ("jets", "out.append(self._pair_products(out[-1], h, min_left=n - 1))"): (
+        E,
+        "a smaller min_left only adds products with monomials of h^(n-1) below degree n - 1, "
+        "which are 0 (the pruning is for speed)",
+    ),
+    ("jets", "upper_triangular: bool = True,"): (
+        H,
+        "every caller passes upper_triangular; on a DAG the cyclic path gives the same jets "
+        "to 1e-12 (tested), only slower",
+    ),
+    ("jets", "max_iter: int = 100,"): (H, MAX_ITER),
+    ("jets", "return [()] if total == 0 else []"): (
+        E,
+        "with no variables the only exponent vector is (): listed under total 1 instead of 0 "
+        "it is the same single constant row",
+    ),
+    ("jets", "weights = np.asarray(weights, dtype=float)"): (E, DTYPE_FLOAT_INPUT),
+    ("jets", "for start in range(0, members.shape[0], JET_CHUNK):"): (
+        E,
+        "a step of 1 makes the blocks overlap: later blocks recompute the same super arms' "
+        "jets (same values, more time)",
+    ),
+    ("jets", "block = slice(start, start + JET_CHUNK)"): (
+        E,
+        "slice(None, .) recomputes the earlier super arms with the same values; slice(start, "
+        "None) does the rest in one block (memory only)",
+    ),
+    ("jets", "y[:, :, 0] = constant.reshape(-1, n)"): (E, NEGATIVE_RESHAPE),
+    ("jets", "right = inputs.reshape(-1, n, size)[:, :, columns].copy()"): (E, NEGATIVE_RESHAPE),
+    (
+        "jets",
+        "y[:, :, columns] = np.linalg.solve(system, shaped).reshape(-1, n, columns.size)",
+    ): (E, NEGATIVE_RESHAPE),
+    ("jets", "for d in range(1, degree + 1):"): (
+        E,
+        "there are no monomials of degree q + 1: that iteration breaks at once",
+    ),
+    # ------------------------------------------------------------------ excbo
+    ("excbo", "fixed_eta = torch.zeros(1, self.n_nodes, dtype=exogenous.dtype)"): (
+        E,
+        "a float32 eta of exactly 0 and 1 promotes exactly to float64 in the network",
+    ),
+    ("excbo", "hallucinate=False,"): (E, "None is falsy like False"),
+    ("excbo", "return network, torch.stack(exogenous, dim=-1)"): (
+        E,
+        "the stacked samples are 1-D: dim +1 is dim -1",
+    ),
+    ("excbo", "decoder_inputs = torch.cat([inputs[i], recovered.unsqueeze(-1)], dim=-1)"): (
+        E,
+        "recovered is 1-D: unsqueeze(1) is unsqueeze(-1), and dim +1 of the 2-D inputs is -1",
+    ),
+    # ------------------------------------------------------------------ bo_baselines
+    ("bo_baselines", "hallucinate=False,"): (E, "None is falsy like False"),
+    # ------------------------------------------------------------------ exogenous
+    ("exogenous", "w = torch.as_tensor(inputs, dtype=DTYPE)"): (E, AS_FLOAT64),
+    ("exogenous", "x = torch.as_tensor(targets, dtype=DTYPE)"): (E, AS_FLOAT64),
+    ("exogenous", "w = w.unsqueeze(-1)"): (E, "w is 1-D there: unsqueeze(1) is unsqueeze(-1)"),
+    (
+        "exogenous",
+        "log_squared = torch.log(squared.clamp_min(LOG_FLOOR * float(squared.mean())))",
+    ): (
+        H,
+        "only moves the floor of residuals below 1e-8 mean(r^2) (a guard against log 0); "
+        "no residual of the tested or simulated data comes near it",
+    ),
+    ("exogenous", "log_variance = log_model.posterior(inputs).mean.squeeze(-1)"): (
+        E,
+        "the posterior mean is (n, 1): axis +1 is axis -1",
+    ),
+    (
+        "exogenous",
+        "z = (np.asarray(points, dtype=float)[..., None] - self.means) / self.stds",
+    ): (E, DTYPE_FLOAT_INPUT),
+    ("exogenous", "device = uniforms.device"): (H, CPU_ONLY),
+    ("exogenous", "cum = torch.as_tensor(cumulative, dtype=DTYPE, device=device)"): (
+        H,
+        NUMPY_FLOAT64 + "; " + CPU_ONLY,
+    ),
+    ("exogenous", "means = torch.as_tensor(self.means, dtype=DTYPE, device=device)"): (
+        H,
+        NUMPY_FLOAT64 + "; " + CPU_ONLY,
+    ),
+    ("exogenous", "stds = torch.as_tensor(self.stds, dtype=DTYPE, device=device)"): (
+        H,
+        NUMPY_FLOAT64 + "; " + CPU_ONLY,
+    ),
+    (
+        "exogenous",
+        "return means[index] + stds[index] * torch.as_tensor(normals, dtype=DTYPE, device=device)",
+    ): (
+        H,
+        "float32 normals promote exactly to float64 in the product with the float64 stds; "
+        + CPU_ONLY,
+    ),
+    (
+        "exogenous",
+        "return self.means[index] + self.stds[index] * np.asarray(normals, dtype=float)",
+    ): (E, DTYPE_FLOAT_INPUT),
+    ("exogenous", "random_state: int | np.random.Generator | None = 0,"): (
+        H,
+        "the default only fixes EM's initialisations; another fixed seed is as deterministic "
+        "(every caller in the library passes its own seed)",
+    ),
+    ("exogenous", "float"): (E, "astype(None) is float64"),
+    (
+        "exogenous",
+        'k, covariance_type="full", reg_covar=reg_covar, n_init=n_init, random_state=random_state',
+    ): (
+        H,
+        "covariance_type='full' is GaussianMixture's default (equivalent); dropping n_init (1 "
+        "start instead of 3) can only miss a higher likelihood, and every start converges to "
+        "the same optimum on the tested data",
+    ),
+    ("jets", "if degree and moving.size:"): (
+        E,
+        "'or' differs only for degree 0, which reward_jets never reaches (its input jets need "
+        "degree >= 1), or when no super arm moves, where the loop adds nothing",
+    ),
 }
 
 #: (key, original line, mutated line) -> (class, reason): single mutants of a line whose

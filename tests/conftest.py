@@ -14,6 +14,7 @@ from causalbandits.scm import GaussianNoise, LinearSEM
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 #: Test modules that need the ``gp`` extra (PyTorch, BoTorch, GPyTorch, scikit-learn).
 GP_TEST_MODULES = {
+    "test_bo_policies_formulas.py",
     "test_causal_bo.py",
     "test_epidemic.py",
     "test_excbo_recovery.py",

@@ -522,3 +522,21 @@ def test_beta_tuning_scores_late_means_over_the_optimum_averaged_over_problems()
     assert scores.loc[("A", 5.0), "score"] == pytest.approx((1.0 + 0.1) / 2)
     assert scores.loc[("B", 5.0), "second"] == pytest.approx(0.5)
     assert chosen_betas(scores) == {"A": 0.5, "B": 5.0}  # A is better on 1 of 2 at 5
+
+
+def test_the_comparisons_tuned_betas_are_the_rules_choice_on_the_saved_tuning_runs() -> None:
+    """TUNED_BETAS (what every comparison gives each method) is recomputed from the saved
+    tuning runs in docs/results, and every comparison preset passes it."""
+    from causalbandits.papers.excbo.comparison import PRESETS, TUNED_BETAS
+
+    results = Path(__file__).resolve().parents[1] / "docs" / "results"
+    frames = {
+        problem: pd.read_csv(results / f"excbo-{problem}-beta" / "results.csv.gz")
+        for problem in ("dropwave", "alpine2")
+    }
+    assert chosen_betas(beta_scores(frames)) == TUNED_BETAS
+    for name in ("excbo-dropwave", "excbo-alpine2", "excbo-rosenbrock", "excbo-covid"):
+        fields = PRESETS[name]
+        for method in fields["methods"]:
+            told = fields["method_params"][method].get("beta")
+            assert told == TUNED_BETAS.get(method), (name, method)

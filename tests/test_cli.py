@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +87,20 @@ def test_list_prints_names_and_descriptions(
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("robust-lcb-fig1b") for line in lines)
     assert any(line.startswith("tiny") and "A tiny experiment" in line for line in lines)
+
+
+def test_list_leaves_the_matplotlib_backend_alone() -> None:
+    """Loading every catalogue entry (the EXCBO modules too) must not switch a user's
+    interactive backend (issue 28): run in a fresh interpreter with the SVG backend chosen."""
+    code = (
+        "import matplotlib; from causalbandits.cli import main; main(['list']); "
+        "print(matplotlib.get_backend())"
+    )
+    env = {**os.environ, "MPLBACKEND": "svg"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.splitlines()[-1].lower() == "svg"
 
 
 def test_reproduce_writes_results_report_and_plots(

@@ -10,6 +10,7 @@ import pytest
 
 from causalbandits.envs.csl_ucb import csl_system
 from causalbandits.experiments import read_manifest
+from causalbandits.experiments.bandit_grid import BanditRun
 from causalbandits.experiments.runner import build_environment, build_policy
 from causalbandits.papers.csl_ucb.bandits import E3_SEED, e3
 from causalbandits.papers.csl_ucb.fn_errors import (
@@ -44,18 +45,18 @@ def test_same_numbers_with_two_workers(traces: pd.DataFrame, tmp_path: Path) -> 
 def test_a_killed_run_resumes_with_the_same_table(
     traces: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    trace = FNImpactExperiment.trace
+    run_loop = FNImpactExperiment.run_loop
 
-    def dies_on_replicate_1(self: FNImpactExperiment, replicate: int) -> pd.DataFrame:
-        if replicate == 1:
+    def dies_on_replicate_1(self: FNImpactExperiment, run: BanditRun) -> pd.DataFrame:
+        if list(run.replicates) == [1]:
             raise KeyboardInterrupt
-        return trace(self, replicate)
+        return run_loop(self, run)
 
-    monkeypatch.setattr(FNImpactExperiment, "trace", dies_on_replicate_1)
+    monkeypatch.setattr(FNImpactExperiment, "run_loop", dies_on_replicate_1)
     with pytest.raises(KeyboardInterrupt):
         SMALL.run(tmp_path, progress=False)
     assert [r["status"] for r in read_manifest(tmp_path)["tasks"]] == ["done", "pending"]
-    monkeypatch.setattr(FNImpactExperiment, "trace", trace)
+    monkeypatch.setattr(FNImpactExperiment, "run_loop", run_loop)
     pd.testing.assert_frame_equal(traces, SMALL.run(tmp_path, progress=False))
     assert read_manifest(tmp_path)["runs"][-1]["tasks_run"] == 1
 
@@ -95,14 +96,17 @@ def test_gap_trend_and_report_against_hand_numbers() -> None:
 
 def test_systems_are_the_replicates_and_bad_sizes_are_rejected() -> None:
     assert e2(True).with_replicates(4).replicates == 4 and len(e2(True).tasks()) == 10
-    with pytest.raises(ValueError, match="replicates and horizon"):
+    with pytest.raises(ValueError, match="replicates must be"):
         FNImpactExperiment(replicates=0)
+    with pytest.raises(ValueError, match="horizon must be"):
+        FNImpactExperiment(horizon=0)
 
 
 @pytest.mark.parametrize("replicate", [0, 7])
 def test_system_r_its_noise_and_policy_stream_are_those_of_e3_replicate_r(replicate: int) -> None:
     spec = e3(True).spec
-    e2_env = e2(True).environment(replicate)
+    e2_run = e2(True).prepare(BanditRun({}, 0, [replicate]))  # reset with their streams
+    e2_env, e2_policy = e2_run.env, e2_run.policy
     e3_env = build_environment(spec, 0, [replicate])
     e3_sem = e3_env.systems[0].sem
     for name in ("weights", "intervention_weights"):
@@ -113,7 +117,6 @@ def test_system_r_its_noise_and_policy_stream_are_those_of_e3_replicate_r(replic
     # the same noise: the first rounds agree arm by arm and sample by sample.
     label = [a.label for a in spec.algorithms].index("CSL-UCB")
     e3_policy = build_policy(spec, label, 0, e3_env, [replicate])
-    e2_policy = e2(True).policy(e2_env, replicate)
     for _ in range(10):
         arms = e2_policy.select()
         np.testing.assert_array_equal(arms, e3_policy.select())

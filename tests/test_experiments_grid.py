@@ -120,14 +120,12 @@ def test_with_replicates_and_fingerprint(tmp_path: Path) -> None:
 class ScaledData(TaskGrid):
     """Reads one number from a data file and scales it per replicate."""
 
-    data_path: str = ""
     replicates: int = 3
     chunk_size: int = 1
     seed: int = 0
     name: str = "scaled-data"
     description: str = ""
-    DATA_FIELD = "data_path"
-    UNFINGERPRINTED = ("description", "data_path")
+    DATA = staticmethod(Path)
 
     def axes(self) -> dict[str, tuple]:
         return {"factor": (1.0, 2.0)}

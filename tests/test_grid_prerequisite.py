@@ -24,7 +24,7 @@ class TwoStage(TaskGrid):
     UNFINGERPRINTED = ("first", "offset")
 
     @property
-    def task_prefix(self) -> str:  # type: ignore[override]
+    def task_prefix(self) -> str:
         return "first-" if self.first else ""
 
     def axes(self) -> dict[str, Any]:

@@ -49,7 +49,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         name += f"-r{args.replicates}"
     if args.data is not None:
         with_data = getattr(experiment, "with_data", None)
-        if getattr(experiment, "DATA_FIELD", None) is None or with_data is None:
+        if not getattr(experiment, "reads_data", False) or with_data is None:
             raise ValueError(f"experiment {args.experiment!r} reads no data file; drop --data")
         experiment = with_data(args.data)
     out_dir = Path(args.out or Path("results") / name)
@@ -121,7 +121,7 @@ def _check_configuration(experiment: Experiment, manifest: dict, out_dir: Path) 
     config = getattr(experiment, "config", None)
     if config is not None and "config" in manifest:
         ours, theirs = config(), manifest["config"]
-        ignored = {"data_sha256", getattr(experiment, "DATA_FIELD", None)}
+        ignored = {"data_sha256", "data_path"}  # a grid's config never holds its data path
     elif isinstance(experiment, SpecExperiment) and "spec" in manifest:
         ours, theirs, ignored = experiment.spec.to_dict(), manifest["spec"], {"description"}
     else:

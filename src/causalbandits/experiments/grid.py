@@ -1,12 +1,14 @@
 """Experiments that are not one bandit spec: a grid of settings times chunks of replicates.
 
-A subclass (a frozen dataclass) declares its ``axes`` (e.g. graph size and sample size),
-its replicate field (``replicates`` by default) and ``run_chunk(point, replicates)``, the
-rows of one chunk of replicates at one grid point. The base derives everything else: the
-tasks and their ids, the seeds (the one layout of :mod:`causalbandits.random`, the setting
-being the point's index on the ``SEED_AXES``), the configuration, fingerprint and manifest, resume,
-the progress bar, loky or Ray, and ``with_replicates``. The numbers depend on the
-configuration only, never on the number of workers or the backend.
+A subclass (a keyword-only frozen dataclass) declares its ``axes`` (e.g. graph size and
+sample size) and ``run_chunk(point, setting, replicates)``, the rows of one chunk of
+replicates at one grid point (:class:`~causalbandits.experiments.bandit_grid.BanditGrid`
+assembles it from hooks for grids that run the round loop). The base owns the fields every
+grid has (name, seed, replicates, chunk size, description, data path) and derives everything
+else: the tasks and their ids, the seeds (the one layout of :mod:`causalbandits.random`, the
+seed key being the point's index on the ``SEED_AXES``), the configuration, fingerprint and
+manifest, resume, the progress bar, loky or Ray, and ``with_replicates``. The numbers
+depend on the configuration only, never on the number of workers or the backend.
 
 A grid may have a ``prerequisite`` (e.g. a tuning stage) that runs first into the same
 directory and manifest; :meth:`TaskGrid.given` then sets the grid up from its results.
@@ -16,17 +18,19 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from causalbandits.experiments.runner import run_header, run_tasks
 from causalbandits.experiments.spec import plain
 from causalbandits.experiments.store import file_digest
 from causalbandits.random import replicate_seeds
+from causalbandits.validation import count, shown
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,25 +49,63 @@ class GridTask:
         return self.prefix + "-".join([*(f"p{i:03d}" for i in self.index), f"c{self.chunk:05d}"])
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class TaskGrid:
-    """Base of grid experiments (see the module docstring).
+    """Base of grid experiments (see the module docstring): a keyword-only frozen dataclass.
 
-    Subclasses are frozen dataclasses with at least the fields ``name``, ``seed``,
-    ``chunk_size`` and the replicate field, and implement :meth:`axes` and
-    :meth:`run_chunk`; they may override :meth:`task_cost` (tasks run cheapest-last, so
-    the long ones start first), :meth:`write_tables`, :meth:`plot` and :meth:`report`.
-    Fields named in ``UNFINGERPRINTED`` (default: ``description``) do not change numbers.
+    The base owns the fields every grid has, their validation, the one BLAS thread per task
+    and the data file's resolution:
+
+    name: the catalogue name (the ``experiment`` column of most grids).
+    seed: the root seed (:func:`~causalbandits.random.replicate_seeds`).
+    replicates: independent replicates per grid point (:attr:`replicate_count` may read
+        another field, e.g. a tuning stage's).
+    chunk_size: replicates per task (fixes the task split, so no number depends on workers).
+    description: one line for listings; not fingerprinted.
+    data_path: the data file or folder of a grid that reads data (:attr:`DATA`); ``None``:
+        the default location. The path is never fingerprinted, the files' SHA-256 are.
+
+    Subclasses are ``@dataclass(frozen=True, kw_only=True)`` and implement :meth:`axes` and
+    :meth:`run_chunk`, and put their own checks in :meth:`check` (called after the shared
+    ones); they may override :meth:`task_cost` (tasks run cheapest-last, so the long ones
+    start first), :meth:`write_tables`, :meth:`plot` and :meth:`report`. Fields named in
+    ``UNFINGERPRINTED`` (default: ``description``) do not change numbers.
     """
 
-    replicate_field: ClassVar[str] = "replicates"
-    #: Prefix of the task ids (tells the stages of a grid with a prerequisite apart).
-    task_prefix: ClassVar[str] = ""
+    name: str
+    seed: int = 0
+    replicates: int = 1
+    chunk_size: int = 1
+    description: str = ""
+    data_path: str | None = None
+
     UNFINGERPRINTED: ClassVar[tuple[str, ...]] = ("description",)
-    #: The field holding the path of the data file the experiment reads (``None``: no data).
-    DATA_FIELD: ClassVar[str | None] = None
+    #: How a grid that reads data finds them: ``staticmethod(resolve)`` with ``resolve(path
+    #: or None) -> Path`` (the default location, an environment variable); ``None``: the
+    #: grid reads no data (``--data`` is refused).
+    DATA: ClassVar[Callable[[str | None], Path] | None] = None
     #: The axes whose values change the seeds (``None``: all axes). Points that differ only
     #: on the other axes (e.g. the algorithm) draw the same numbers: common random numbers.
     SEED_AXES: ClassVar[tuple[str, ...] | None] = None
+    #: BLAS / OpenMP threads of a task (:func:`threadpoolctl.threadpool_limits`; ``None``:
+    #: unlimited). One per task: the workers are the parallelism.
+    THREADS: ClassVar[int | None] = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name must be a non-empty string, got {shown(self.name)}")
+        count("seed", self.seed, minimum=0)
+        count("replicates", self.replicates)
+        count("chunk_size", self.chunk_size)
+        if not isinstance(self.description, str):
+            raise ValueError(f"description must be a string, got {shown(self.description)}")
+        if self.data_path is not None and not self.reads_data:
+            raise ValueError(f"experiment {self.name!r} reads no data file; data_path must be None")
+        self.check()
+
+    def check(self) -> None:
+        """A subclass's own validation and normalisation of its fields (after the shared
+        checks of name, seed, replicates and chunk size); ``object.__setattr__`` normalises."""
 
     # ------------------------------------------------------------ to implement
 
@@ -92,12 +134,24 @@ class TaskGrid:
 
     @property
     def replicate_count(self) -> int:
-        return int(getattr(self, self.replicate_field))
+        """Replicates per grid point (``replicates``; a stage may count another field)."""
+        return int(self.replicates)
+
+    @property
+    def task_prefix(self) -> str:
+        """Prefix of the task ids (tells the stages of a grid with a prerequisite apart)."""
+        return ""
+
+    @property
+    def reads_data(self) -> bool:
+        """Whether the grid reads a data file (:attr:`DATA`)."""
+        return type(self).DATA is not None
 
     def config(self) -> dict[str, Any]:
-        """Everything that fixes the numbers (JSON-ready)."""
-        data = dataclasses.asdict(self)  # type: ignore[call-overload]
-        for name in self.UNFINGERPRINTED:
+        """Everything that fixes the numbers (JSON-ready): the fields but ``UNFINGERPRINTED``
+        and ``data_path`` (the data's SHA-256 are fingerprinted instead, by :meth:`run`)."""
+        data = dataclasses.asdict(self)
+        for name in (*self.UNFINGERPRINTED, "data_path"):
             data.pop(name, None)
         return plain(data)
 
@@ -105,7 +159,7 @@ class TaskGrid:
         """The same experiment with ``replicates`` replicates (``reproduce --replicates``)."""
         if int(replicates) < 1:
             raise ValueError(f"replicates must be >= 1, got {replicates}")
-        return dataclasses.replace(self, **{self.replicate_field: int(replicates)})  # type: ignore[type-var]
+        return dataclasses.replace(self, replicates=int(replicates))
 
     def points(self) -> list[dict[str, Any]]:
         """Every grid point, first axis outermost."""
@@ -118,7 +172,7 @@ class TaskGrid:
         """Points outermost, then chunks of ``chunk_size`` replicates."""
         axes = self.axes()
         indices = list(itertools.product(*(range(len(v)) for v in axes.values())))
-        size = int(self.chunk_size)  # type: ignore[attr-defined]
+        size = int(self.chunk_size)
         count = self.replicate_count
         starts = range(0, count, size)
         return [
@@ -151,15 +205,20 @@ class TaskGrid:
         """The seed sequences of ``replicates`` at grid point ``setting`` and ``stream``:
         ``(seed_setting(setting), replicate, stream)``."""
         key = self.seed_setting(setting)
-        return replicate_seeds(self.seed, key, replicates, stream)  # type: ignore[attr-defined]
+        return replicate_seeds(self.seed, key, replicates, stream)
 
     def generator(self, setting: int, replicate: int, stream: int) -> np.random.Generator:
         """A generator of one replicate's stream."""
         return np.random.default_rng(self.seeds(setting, [replicate], stream)[0])
 
     def run_task(self, task: GridTask) -> pd.DataFrame:
-        points = self.points()
-        return self.run_chunk(points[task.setting], task.setting, range(task.start, task.stop))
+        """The rows of ``task`` (with :attr:`THREADS` BLAS threads)."""
+        point = self.points()[task.setting]
+        replicates = range(task.start, task.stop)
+        if self.THREADS is None:
+            return self.run_chunk(point, task.setting, replicates)
+        with threadpool_limits(limits=self.THREADS):
+            return self.run_chunk(point, task.setting, replicates)
 
     def records(self) -> list[dict[str, Any]]:
         """The manifest entries of the tasks."""
@@ -178,17 +237,30 @@ class TaskGrid:
         """Read and check the data files in this process, so that bad data fail before any
         output exists (default: the experiment reads none)."""
 
+    def data_location(self) -> Path | None:
+        """The absolute path of the data (``data_path`` resolved by :attr:`DATA`); ``None``
+        for a grid that reads none."""
+        resolve = type(self).DATA
+        return None if resolve is None else Path(resolve(self.data_path)).resolve()
+
     def with_data(self, path: str | Path) -> TaskGrid:
-        """The same experiment reading its data from ``path`` (``DATA_FIELD``)."""
-        if self.DATA_FIELD is None:
-            raise ValueError(f"experiment {self.name!r} reads no data file")  # type: ignore[attr-defined]
-        return dataclasses.replace(self, **{self.DATA_FIELD: str(path)})  # type: ignore[type-var]
+        """The same experiment reading its data from ``path``."""
+        if not self.reads_data:
+            raise ValueError(f"experiment {self.name!r} reads no data file")
+        return dataclasses.replace(self, data_path=str(path))
 
     def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
         """Run the unfinished tasks into ``out_dir``, the prerequisite's first; return the
         whole long table. ``options`` go to :func:`~causalbandits.experiments.runner.
         run_tasks` (``jobs``, ``backend``, ``progress``, ``metadata``,
-        ``allow_code_change``). The data are read and checked first (:meth:`load_data`)."""
+        ``allow_code_change``). The data path is resolved first (absolute, for every
+        worker; its name joins the manifest's metadata as ``data_file``), then the data are
+        read and checked (:meth:`load_data`), before any output exists."""
+        location = self.data_location()
+        if location is not None and self.data_path != str(location):
+            options["metadata"] = {**(options.get("metadata") or {}), "data_file": location.name}
+            resolved = dataclasses.replace(self, data_path=str(location))
+            return TaskGrid.run(resolved, out_dir, **options)
         self.load_data()
         first = self.prerequisite()
         stages = [self] if first is None else [first, self]
@@ -196,7 +268,7 @@ class TaskGrid:
         files = self.data_files()
         if files:  # a changed data file must not resume into results of the old one
             config["data_sha256"] = {name: file_digest(path) for name, path in files.items()}
-        header = run_header(self.name, config)  # type: ignore[attr-defined]
+        header = run_header(self.name, config)
         records = [record for grid in stages for record in grid.records()]
         grid: TaskGrid = self
         if first is not None:

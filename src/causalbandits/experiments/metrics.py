@@ -49,10 +49,12 @@ def summarise(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame
     """Per group: ``replicates`` and, per metric, ``_mean``, ``_se``, ``_low`` and ``_high``.
 
     The band is mean +- 1.96 standard errors (``_se`` is NaN for a single replicate). The
-    default groups are (setting, its parameters, algorithm, t), in order of appearance.
+    default groups are (setting, its parameters, algorithm, t), in order of appearance (a
+    table without the grid point ``setting``: its parameters).
     """
     if by is None:
-        by = ["setting", *parameter_columns(df), "algorithm", "t"]
+        point = ["setting"] if "setting" in df.columns else []
+        by = [*point, *parameter_columns(df), "algorithm", "t"]
     grouped = df.groupby(list(by), sort=False, dropna=False)
     out = grouped.size().rename("replicates").to_frame()
     for metric in metric_columns(df):

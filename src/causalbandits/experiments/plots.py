@@ -30,10 +30,11 @@ def save_figure(figure: Figure, out_path: str | Path, dpi: int = 150) -> Path:
     return path
 
 
-def _setting_title(rows: pd.DataFrame, parameters: list[str]) -> str:
+def _panel_title(rows: pd.DataFrame, parameters: list[str], keys: list[str]) -> str:
+    """The parameters of the panel's first row (an index-like panel key only without them)."""
     first = rows.iloc[0]
-    parts = [f"{p} = {first[p]}" for p in parameters if pd.notna(first[p])]
-    return ", ".join(parts) or f"setting {first['setting']}"
+    parts = [f"{p} = {first[p]}" for p in parameters if p not in keys and pd.notna(first[p])]
+    return ", ".join(parts) or ", ".join(f"{k} = {first[k]}" for k in keys)
 
 
 def plot_regret_curves(
@@ -43,19 +44,23 @@ def plot_regret_curves(
     title: str | None = None,
     change_points: Sequence[int] = (),
     dashed: Sequence[str] = (),
+    panel_by: str | Sequence[str] | None = "setting",
 ) -> Path:
-    """``metric`` vs round with its 95% band, one line per algorithm, one panel per setting;
-    dotted vertical lines mark the ``change_points``; the algorithms in ``dashed`` (e.g.
-    diagnostics beside the learners) are drawn dashed."""
+    """``metric`` vs round with its 95% band, one line per algorithm, one panel per value of
+    ``panel_by`` (a column or columns, e.g. ``"delay"``; default: the grid point ``setting``
+    of a spec run; ``None``: one panel); dotted vertical lines mark the ``change_points``; the
+    algorithms in ``dashed`` (e.g. diagnostics beside the learners) are drawn dashed."""
     summary = summarise(df)
     parameters = parameter_columns(df)
-    settings = list(summary["setting"].unique())
-    ncols = min(len(settings), 4)
-    nrows = math.ceil(len(settings) / ncols)
+    keys = [] if panel_by is None else [panel_by] if isinstance(panel_by, str) else list(panel_by)
+    panels = (
+        [rows for _, rows in summary.groupby(keys, sort=False, dropna=False)] if keys else [summary]
+    )
+    ncols = min(len(panels), 4)
+    nrows = math.ceil(len(panels) / ncols)
     figure = Figure(figsize=(4.2 * ncols, 3.4 * nrows), layout="constrained")
     axes = figure.subplots(nrows, ncols, squeeze=False).ravel()
-    for ax, setting in zip(axes, settings, strict=False):
-        rows = summary[summary["setting"] == setting]
+    for ax, rows in zip(axes, panels, strict=False):
         for label, curve in rows.groupby("algorithm", sort=False):
             style = "--" if label in dashed else "-"
             line = ax.plot(curve["t"], curve[f"{metric}_mean"], style, label=label)[0]
@@ -69,10 +74,10 @@ def plot_regret_curves(
             )
         for point in change_points:
             ax.axvline(point, color="grey", linestyle=":", linewidth=1)
-        ax.set_title(_setting_title(rows, parameters), fontsize="medium")
+        ax.set_title(_panel_title(rows, parameters, keys), fontsize="medium")
         ax.set_xlabel("round t")
         ax.set_ylabel(LABELS.get(metric, metric))
-    for ax in axes[len(settings) :]:
+    for ax in axes[len(panels) :]:
         ax.set_visible(False)
     axes[0].legend(fontsize="small")
     if title:

@@ -58,6 +58,7 @@ from causalbandits.experiments.store import (
     write_manifest,
     write_task_frame,
 )
+from causalbandits.policies.registry import construct
 from causalbandits.random import Stream, policy_stream, replicate_seeds
 
 BACKENDS = ("loky", "ray")
@@ -110,10 +111,8 @@ def build_policy(
     """Algorithm ``algorithm`` of ``spec`` for ``env`` (see :class:`AlgorithmSpec`), reset
     with its own stream."""
     entry = spec.algorithms[algorithm]
-    cls = resolve_policy(entry.policy)
     params = entry.params_for(spec.settings[setting])
-    maker = getattr(cls, "from_environment", None)
-    policy = maker(env, **params) if maker is not None else cls(env.problem, **params)
+    policy = construct(resolve_policy(entry.policy), env, **params)
     policy.reset(replicate_seeds(spec.seed, setting, replicates, policy_stream(entry.label)))
     return policy
 

@@ -70,6 +70,6 @@ def describe(name: str) -> str:
     text = experiment.description or preset.__doc__ or ""
     lines = text.strip().splitlines()
     line = lines[0] if lines else ""
-    if getattr(experiment, "DATA_FIELD", None) is not None:
+    if getattr(experiment, "reads_data", False):
         line += " [reads a data file: --data PATH]"
     return line

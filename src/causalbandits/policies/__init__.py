@@ -8,42 +8,57 @@ from causalbandits.policies.igp_ucb import IGPUCB
 from causalbandits.policies.linsem import LinSEMTS, LinSEMUCB, RobustLCB
 from causalbandits.policies.mets import METS
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
+from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM, ValidatedSEMUCB
 from causalbandits.policies.oracle import Oracle
 from causalbandits.policies.q_search import SSEMUCBQSearch
 from causalbandits.policies.random_policy import RandomPolicy
+from causalbandits.policies.registry import Registry
 from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
 from causalbandits.policies.sgb import SGB
 from causalbandits.policies.ssem_ucb import SSEMUCBJO
 from causalbandits.policies.ssem_ucb_dag import SSEMUCB
 from causalbandits.policies.ssem_ucb_norm import SSEMUCBNorm
+from causalbandits.policies.taylor_oracle import TaylorOracle
 from causalbandits.policies.ucb import UCB1
 
-# Oracle is not registered: it is built from the environment's optimal super arms
-# (Oracle.from_environment), not from the problem a learner is told (see policies/oracle.py).
-POLICIES: dict[str, type] = {
-    "robust-lcb": RobustLCB,
-    "linsem-ucb": LinSEMUCB,
-    "linsem-ts": LinSEMTS,
-    "ucb": UCB1,
-    "csl-ucb": CSLUCB,
-    "golem-mab": GolemMAB,
-    "golem-mab-cd": GolemMABCD,
-    "random": RandomPolicy,
-    "ndc-sem": NDCSEM,
-    "sem-ucb": SEMUCB,
-    "cucb": CUCB,
-    "cts": CTS,
-    "ftrl": FTRLHybrid,
-    "random-super-arm": RandomSuperArm,
-    "sgb": SGB,
-    "mets": METS,
-    # IGP-UCB's paper settings need the truth: the runner builds it by IGPUCB.from_environment.
-    "igp-ucb": IGPUCB,
-    "ssem-ucb": SSEMUCB,
-    "ssem-ucb-jo": SSEMUCBJO,
-    "ssem-ucb-norm": SSEMUCBNorm,
-    "ssem-ucb-q-search": SSEMUCBQSearch,
-}
+#: Every policy by its unique short name (:class:`~causalbandits.policies.registry.Registry`).
+#: The oracles and IGP-UCB's paper settings need the truth: they are built by their
+#: ``from_environment``. The causal-BO optimisers need PyTorch (the ``gp`` extra): imported
+#: when first built.
+POLICIES = Registry(
+    {
+        "robust-lcb": RobustLCB,
+        "linsem-ucb": LinSEMUCB,
+        "linsem-ts": LinSEMTS,
+        "ucb": UCB1,
+        "csl-ucb": CSLUCB,
+        "golem-mab": GolemMAB,
+        "golem-mab-cd": GolemMABCD,
+        "random": RandomPolicy,
+        "ndc-sem": NDCSEM,
+        "sem-ucb": SEMUCB,
+        "ndc-sem-validated": ValidatedNDCSEM,
+        "sem-ucb-validated": ValidatedSEMUCB,
+        "cucb": CUCB,
+        "cts": CTS,
+        "ftrl": FTRLHybrid,
+        "random-super-arm": RandomSuperArm,
+        "oracle": Oracle,
+        "sgb": SGB,
+        "mets": METS,
+        "igp-ucb": IGPUCB,
+        "ssem-ucb": SSEMUCB,
+        "ssem-ucb-jo": SSEMUCBJO,
+        "ssem-ucb-norm": SSEMUCBNorm,
+        "ssem-ucb-q-search": SSEMUCBQSearch,
+        "taylor-oracle": TaylorOracle,
+        "excbo": "causalbandits.policies.excbo:EXCBO",
+        "gp-ucb": "causalbandits.policies.bo_baselines:GPUCB",
+        "eicf": "causalbandits.policies.bo_baselines:EICF",
+        "mcbo": "causalbandits.policies.bo_baselines:MCBO",
+        "nmcbo": "causalbandits.policies.nmcbo:NMCBO",
+    }
+)
 
 __all__ = [
     "CSLUCB",
@@ -69,5 +84,6 @@ __all__ = [
     "SSEMUCBJO",
     "SSEMUCBNorm",
     "SSEMUCBQSearch",
+    "TaylorOracle",
     "UCB1",
 ]

@@ -4,12 +4,11 @@
 ``x*_t`` is the top-``s`` of ``w* beta_t`` with ``w* = (I - A)^{-T} 1`` (eq. 6), which only the
 environment knows, so the oracle is built from the environment's optimal super arms per
 period and its change points, :meth:`Oracle.from_environment`, not from the problem a learner
-is told. That is why it is not in :data:`causalbandits.policies.POLICIES`: the registry builds
-every policy as ``Class(env.problem, **params)`` from a serialisable spec, and the optimal
-super arms of an instance are neither part of ``env.problem`` nor known when a spec is
-written. Its pseudo-regret (eq. 7) is zero by construction; the feedback (delayed or not) is
-ignored, as the paper's "the oracle receives the feedback without delay" has no effect on a
-clairvoyant player.
+is told: the registry (:data:`causalbandits.policies.POLICIES`, ``"oracle"``) builds it by
+``from_environment``, as the optimal super arms of an instance are neither part of
+``env.problem`` nor known when a spec is written. Its pseudo-regret (eq. 7) is zero by
+construction; the feedback (delayed or not) is ignored, as the paper's "the oracle receives
+the feedback without delay" has no effect on a clairvoyant player.
 """
 
 from __future__ import annotations

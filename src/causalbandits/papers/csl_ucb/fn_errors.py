@@ -21,10 +21,10 @@ not, and that on average it is 62.8% lower without FN errors. Replicate ``r`` is
 replicate ``r``: the same factory and the same seeds (E3's root seed, setting 0, replicate
 ``r``; streams ``INSTANCE`` for the system, ``NOISE``, and ``policy_stream("CSL-UCB")``), so
 E2 follows CSL-UCB on the very systems and noise E3 scores it on (with the paper's schedule
-instead of E3's ``"authors-code"``). E2 is a :class:`~causalbandits.experiments.grid.TaskGrid`
-with one point and the systems as replicates; each system is one run of
-:func:`~causalbandits.experiments.simulate.simulate` with a
-:class:`~causalbandits.experiments.recorders.Trace` of the plug-in model.
+instead of E3's ``"authors-code"``). E2 is a :class:`~causalbandits.experiments.bandit_grid.
+BanditGrid` with one point and the systems as replicates, one at a time; each system is one
+run of the round loop with a :class:`~causalbandits.experiments.recorders.Trace` of the
+plug-in model.
 """
 
 from __future__ import annotations
@@ -37,18 +37,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.csl_ucb import csl_system
 from causalbandits.envs.linear_bandit import LinearSEMBandit
-from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
 from causalbandits.experiments.plots import save_figure
-from causalbandits.experiments.recorders import Trace
+from causalbandits.experiments.recorders import Recorder, Trace
 from causalbandits.experiments.report import Claim, claims_table, markdown_table
-from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.csl_ucb.bandits import E3_SEED, QUICK_SYSTEMS
 from causalbandits.policies.csl_ucb import CSLUCB
 from causalbandits.random import Stream, policy_stream
+from causalbandits.validation import count
 
 #: The paper's number (Sec. VI-B): the reward error is 62.8% lower without FN errors.
 PAPER_GAP = 0.628
@@ -61,8 +60,8 @@ COLUMNS = ("replicate", "t", "fn_any", "n_fn", "reward_error")
 E3_SETTING = 0
 
 
-@dataclass(frozen=True)
-class FNImpactExperiment(TaskGrid):
+@dataclass(frozen=True, kw_only=True)
+class FNImpactExperiment(BanditGrid):
     """E2: reward-estimation error of CSL-UCB's plug-in model, split by FN errors."""
 
     replicates: int = FULL_SYSTEMS
@@ -73,39 +72,41 @@ class FNImpactExperiment(TaskGrid):
     name: str = "csl-ucb-e2"
     description: str = "CSL-UCB paper E2 (Fig. 6): reward error with and without FN errors"
 
-    def __post_init__(self) -> None:
-        if self.replicates < 1 or self.horizon < 1:
-            raise ValueError(
-                f"replicates and horizon must be >= 1, got {self.replicates}, {self.horizon}"
-            )
+    #: One system at a time: CSL's cost grows with each system's data.
+    PER_REPLICATE = True
+
+    def check(self) -> None:
+        count("horizon", self.horizon)
 
     def axes(self) -> Mapping[str, Sequence[Any]]:
         return {}  # one point; the systems are the replicates
 
-    def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
-        """The traces of the systems ``replicates`` (one BLAS thread)."""
-        with threadpool_limits(limits=1):
-            frames = [self.trace(replicate) for replicate in replicates]
-        return pd.concat(frames, ignore_index=True)
+    # ---------------------------------------------------------------- the hooks
 
-    def environment(self, replicate: int) -> LinearSEMBandit:
-        """E3's system ``replicate``, reset with E3's noise of that replicate."""
-        (seed,) = self.seeds(E3_SETTING, [replicate], Stream.INSTANCE)
-        env = csl_system(seed, horizon=self.horizon)
-        env.reset(self.seeds(E3_SETTING, [replicate], Stream.NOISE))
-        return env
+    def make_environment(self, run: BanditRun) -> LinearSEMBandit:
+        """E3's system of the replicate (reset with E3's noise of that replicate)."""
+        (seed,) = self.seeds(E3_SETTING, run.replicates, Stream.INSTANCE)
+        return csl_system(seed, horizon=self.horizon)
 
-    def policy(self, env: LinearSEMBandit, replicate: int) -> CSLUCB:
-        """CSL-UCB with ``preset``, reset with E3's CSL-UCB stream of that replicate."""
-        policy = CSLUCB(env.problem, preset=self.preset)
-        policy.reset(self.seeds(E3_SETTING, [replicate], policy_stream("CSL-UCB")))
-        return policy
+    def noise_seeds(self, run: BanditRun) -> list:
+        return self.seeds(E3_SETTING, run.replicates, Stream.NOISE)
 
-    def trace(self, replicate: int) -> pd.DataFrame:
-        """CSL-UCB on E3's system ``replicate``: FN flags and reward error at each decision
-        (0-based round ``t``, before the round's step)."""
-        env = self.environment(replicate)
-        policy = self.policy(env, replicate)
+    def policy_seeds(self, run: BanditRun) -> list:
+        return self.seeds(E3_SETTING, run.replicates, policy_stream("CSL-UCB"))
+
+    def make_policy(self, run: BanditRun) -> CSLUCB:
+        return CSLUCB(run.env.problem, preset=self.preset)
+
+    def label(self, point: Mapping[str, Any]) -> str:
+        return "CSL-UCB"
+
+    def recorded_rounds(self, run: BanditRun) -> int:
+        return 1  # the trace records; the loop runs to the horizon
+
+    def make_recorders(self, run: BanditRun) -> list[Recorder]:
+        """FN flags and reward error at each decision (0-based round ``t``, before the
+        round's step)."""
+        (replicate,) = run.replicates
 
         def record(
             t: int, env: LinearSEMBandit, policy: CSLUCB, actions: np.ndarray
@@ -116,9 +117,10 @@ class FNImpactExperiment(TaskGrid):
             error, missed = score_model(env, *model)
             return replicate, t - 1, missed > 0, missed, error
 
-        trace = Trace(record, every=policy.settings.update_every, when="action")
-        simulate(env, policy, 1, [trace])
-        return pd.DataFrame(trace.rows, columns=list(COLUMNS))
+        return [Trace(record, every=run.policy.settings.update_every, when="action")]
+
+    def table(self, run: BanditRun) -> pd.DataFrame:
+        return pd.DataFrame(run.recorders[0].rows, columns=list(COLUMNS))
 
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         """Fig. 6: mean normalised reward error vs t, with and without FN errors."""

@@ -43,6 +43,7 @@ from causalbandits.experiments.plots import save_figure
 from causalbandits.experiments.report import Claim, claims_table, markdown_table, mean_se, pm
 from causalbandits.random import Stream
 from causalbandits.scm.noise import MixtureNoise
+from causalbandits.validation import count
 
 #: The study's mechanisms (decisions: excbo 19): case -> ``x(z, u)``.
 MECHANISMS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -98,7 +99,7 @@ class Recovery:
     hsic_p: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RecoveryStudy(TaskGrid):
     """Exogenous recovery per mechanism, sample size and encoder (module docstring)."""
 
@@ -114,7 +115,7 @@ class RecoveryStudy(TaskGrid):
     name: str = "excbo-recovery"
     description: str = "EXCBO paper Thms 4.1/A.1: recovering bimodal exogenous noise in one node"
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         unknown = [c for c in self.cases if c not in MECHANISMS]
         if unknown or not self.cases:
             raise ValueError(f"cases must be names from {sorted(MECHANISMS)}, got {self.cases}")
@@ -122,8 +123,7 @@ class RecoveryStudy(TaskGrid):
             check_encoder_std(encoder)
         if not self.sizes or min(self.sizes) < 2:
             raise ValueError(f"sizes must be >= 2, got {self.sizes}")
-        if self.permutations < 1 or self.replicates < 1 or self.chunk_size < 1:
-            raise ValueError("permutations, replicates and chunk_size must be >= 1")
+        count("permutations", self.permutations)
 
     def axes(self) -> Mapping[str, Sequence[Any]]:
         return {"case": self.cases, "n": self.sizes, "encoder_std": self.encoders}

@@ -13,13 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
+from matplotlib.figure import Figure
 
 from causalbandits.envs.bo_problems import dropwave_response
 from causalbandits.estimators.gp import DTYPE, node_gp
@@ -90,7 +87,8 @@ def plot_surrogate(df: pd.DataFrame, path: Path, sigma: float) -> Path:
     data at round 0 and at the last round, and raw samples ``Y = phi(X) + eps``."""
     replicate = int(df["replicate"].min())
     last = int(df["round"].max())
-    figure, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
+    figure = Figure(figsize=(13, 3.8))  # no pyplot: the user's backend stays as it is
+    axes = figure.subplots(1, 3, sharey=True)
     for axis, stop in zip(axes[:2], (0, last), strict=True):
         rows = df[(df["replicate"] == replicate) & (df["round"] <= stop)]
         mean, std = surrogate(rows["x0"].to_numpy(), rows["x1"].to_numpy(), GRID)
@@ -110,5 +108,4 @@ def plot_surrogate(df: pd.DataFrame, path: Path, sigma: float) -> Path:
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
-    plt.close(figure)
     return path

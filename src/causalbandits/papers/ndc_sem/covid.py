@@ -46,13 +46,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from causalbandits.data.italy_covid import ABBREVIATIONS, load_italy_covid, resolve_data_path
 from causalbandits.envs.delay import FeedbackDelay
@@ -65,9 +65,8 @@ from causalbandits.estimators.validated_lasso import (
     spectral_radius,
     validation_error,
 )
-from causalbandits.experiments.grid import TaskGrid
-from causalbandits.experiments.recorders import ActionLog, Trace
-from causalbandits.experiments.simulate import simulate
+from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
+from causalbandits.experiments.recorders import ActionLog, Recorder, Trace
 from causalbandits.papers.ndc_sem.covid_plots import plot_all
 from causalbandits.papers.ndc_sem.covid_report import (
     POLICIES,
@@ -75,10 +74,13 @@ from causalbandits.papers.ndc_sem.covid_report import (
     build_report,
     choose_exploration,
 )
-from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM, ValidatedSEMUCB
+from causalbandits.policies import POLICIES as REGISTRY
 from causalbandits.random import Stream, policy_stream
+from causalbandits.validation import count
 
 UNITS = ("max", "cases")
+#: The report's labels -> entries of the one registry (lam tuned online on validation days).
+POLICY_ENTRIES = {POLICIES[0]: "ndc-sem-validated", POLICIES[1]: "sem-ucb-validated"}
 QUICK_GRID: tuple[float, ...] = (1e-2, 1e-1, 1.0, 10.0, 100.0)
 #: App. VII-D5: the discount factors and exploration constants searched (verbatim: no 3e-2,
 #: no 3e-1).
@@ -110,8 +112,8 @@ def exploration_pairs(
     return mesh[0].reshape(-1), mesh[1].reshape(-1)
 
 
-@dataclass(frozen=True)
-class CovidExperiment(TaskGrid):
+@dataclass(frozen=True, kw_only=True)
+class CovidExperiment(BanditGrid):
     """The Covid-19 experiment: a grid over reward units of chunks of replicates, after a
     tuning stage (the same grid with ``tuning=True`` and root ``tuning_seed``) when
     ``tuned_exploration``.
@@ -152,7 +154,6 @@ class CovidExperiment(TaskGrid):
     xi_grid: tuple[float, ...] = PAPER_XI_GRID
     tuning_replicates: int = 20
     tuning_seed: int = 7
-    data_path: str | None = None
     name: str = "ndc-sem-covid"
     description: str = (
         "NDC-SEM paper Sec. V-B (Figs. 3, 4, 9): Covid-19 Italy, NDC-SEM (Table I and tuned "
@@ -163,21 +164,20 @@ class CovidExperiment(TaskGrid):
 
     #: No axis changes the seeds: both units see the same instances, samples and draws.
     SEED_AXES = ()
-    UNFINGERPRINTED = ("description", "data_path", "tuning", "tuned")
-    DATA_FIELD = "data_path"
+    #: One replicate at a time: each draws its own instance (shift, validation days).
+    PER_REPLICATE = True
+    UNFINGERPRINTED = ("description", "tuning", "tuned")
+    DATA = staticmethod(resolve_data_path)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         grid = tuple(float(v) for v in check_lambda_grid(self.lambda_grid))
         object.__setattr__(self, "lambda_grid", grid)
         object.__setattr__(self, "units", tuple(self.units))
         for name, upper in (("gamma_grid", 1.0), ("xi_grid", None)):
             values = check_positive_grid(getattr(self, name), name.removesuffix("_grid"), upper)
             object.__setattr__(self, name, tuple(float(v) for v in values))
-        if self.replicates < 1 or self.chunk_size < 1 or self.tuning_replicates < 1:
-            raise ValueError(
-                "replicates, chunk_size and tuning_replicates must be >= 1, got "
-                f"{self.replicates}, {self.chunk_size}, {self.tuning_replicates}"
-            )
+        count("tuning_replicates", self.tuning_replicates)
+        count("tuning_seed", self.tuning_seed, minimum=0)
         if self.tuning_seed == self.seed and not self.tuning:
             raise ValueError(f"tuning_seed must differ from seed ({self.seed}): disjoint seeds")
         if not 0 <= self.featured_replicate < self.replicates:
@@ -194,7 +194,7 @@ class CovidExperiment(TaskGrid):
         return self.tuning_replicates if self.tuning else self.replicates
 
     @property
-    def task_prefix(self) -> str:  # type: ignore[override]
+    def task_prefix(self) -> str:
         return "tuning-" if self.tuning else ""
 
     def axes(self) -> dict[str, tuple[str, ...]]:
@@ -213,25 +213,90 @@ class CovidExperiment(TaskGrid):
 
     def load_data(self) -> None:
         """Read and check the bulletins before any output exists (bad data leave nothing)."""
-        _bulletins(str(resolve_data_path(self.data_path)))
+        _bulletins(str(self.data_location()))
 
     def data_files(self) -> dict[str, Path]:
         """The bulletins file (its SHA-256 joins the fingerprint)."""
-        return {"bulletins": resolve_data_path(self.data_path)}
+        return {"bulletins": self.data_location()}
 
-    def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
-        """The base run with the bulletins file resolved first (absolute, for every worker)."""
-        path = resolve_data_path(self.data_path).resolve()
-        options["metadata"] = {**(options.get("metadata") or {}), "data_file": path.name}
-        return TaskGrid.run(dataclasses.replace(self, data_path=str(path)), out_dir, **options)
+    # ---------------------------------------------------------------- the hooks
 
-    def run_chunk(self, point: dict[str, Any], setting: int, replicates: range) -> pd.DataFrame:
-        """The rows of ``replicates`` in unit ``point["unit"]`` (one BLAS thread)."""
-        frame = _bulletins(str(resolve_data_path(self.data_path)))
-        replicate_rows = self.tuning_rows if self.tuning else self.evaluation_rows
-        with threadpool_limits(limits=1):
-            rows = [row for r in replicates for row in replicate_rows(frame, setting, r)]
-        return pd.DataFrame(rows, columns=list(COLUMNS)).astype({"day": "Int64"})
+    def point_algorithms(self, point: Mapping[str, Any]) -> list[str]:
+        """Tuning: NDC-SEM over every pair; evaluation: NDC-SEM (Table I's and the unit's
+        tuned pair) then SEM-UCB, on the same replicate (its instance and sample)."""
+        return [POLICIES[0]] if self.tuning else list(POLICIES)
+
+    def pairs(self, run: BanditRun) -> tuple[np.ndarray, np.ndarray] | None:
+        """The ``(gamma, xi)`` of the NDC-SEM copies of ``run`` (replicate ``p`` plays pair
+        ``p``; see the module docstring), ``None`` for SEM-UCB."""
+        if run.algorithm != POLICIES[0]:
+            return None
+        if self.tuning:
+            return exploration_pairs(self.gamma_grid, self.xi_grid)
+        variants = run.context["variants"]
+        return tuple(np.array(v) for v in zip(*((g, x) for _, g, x in variants), strict=True))
+
+    def copies(self, run: BanditRun) -> list[int]:
+        """The replicate once per policy copy (one reward sample and policy seed for all)."""
+        pairs = self.pairs(run)
+        return list(run.replicates) * (1 if pairs is None else len(pairs[0]))
+
+    def make_environment(self, run: BanditRun) -> FeedbackDelay:
+        """The delayed bandit of the replicate's instance in unit ``units[setting]``; the
+        context keeps the instance, the ``lam`` grid, the unit's factor and the variants."""
+        (replicate,) = run.replicates
+        frame = _bulletins(str(self.data_location()))
+        instance = self.instance(frame, run.setting, replicate)
+        factor = instance.scale if run.point["unit"] == "cases" else 1.0
+        variants = [(POLICIES[0], self.gamma, self.xi)]
+        if self.tuned:
+            variants.append((TUNED, *self.tuned[run.setting]))
+        run.context |= {"instance": instance, "factor": factor, "variants": variants}
+        run.context["lam_grid"] = np.asarray(self.lambda_grid) * factor**2
+        return FeedbackDelay(
+            ItalyCovidBandit(_rescaled(instance, factor), super_arm_size=self.super_arm_size),
+            delay=self.delay,
+        )
+
+    def noise_seeds(self, run: BanditRun) -> Any:
+        return self.seeds(run.setting, self.copies(run), Stream.SAMPLE)
+
+    def make_policy(self, run: BanditRun) -> Any:
+        """ValidatedNDCSEM with the pairs as replicates (one shared graph learner), or
+        ValidatedSEMUCB."""
+        options = {"lam_grid": run.context["lam_grid"], "lasso_max_sweeps": self.lasso_max_sweeps}
+        pairs = self.pairs(run)
+        if pairs is not None:
+            options |= {"gamma": pairs[0], "xi": pairs[1], "shared_graph": True}
+            options |= {"graph_input": "b"}
+        return REGISTRY.build(POLICY_ENTRIES[run.algorithm], run.env, **options)
+
+    def policy_seeds(self, run: BanditRun) -> Any:
+        return self.seeds(run.setting, self.copies(run), policy_stream(run.algorithm))
+
+    def recorded_rounds(self, run: BanditRun) -> list[int]:
+        return [run.env.horizon]  # the recorders keep every day
+
+    def make_recorders(self, run: BanditRun) -> list[Recorder]:
+        """The super arms of every day; in evaluation the graph learner's state after each
+        day's update (Fig. 3's text)."""
+        if self.tuning:
+            return [ActionLog()]
+        held_out = np.flatnonzero(run.context["instance"].validation)
+        factor = run.context["factor"]
+
+        def graph(t: int, env: FeedbackDelay, policy: Any, x: np.ndarray) -> dict[str, Any]:
+            return _graph_state(policy, env, held_out, factor)
+
+        return [ActionLog(), Trace(graph, when="update")]
+
+    def table(self, run: BanditRun) -> pd.DataFrame:
+        rows = self.tuning_rows(run) if self.tuning else self.evaluation_rows(run)
+        return pd.DataFrame(rows, columns=list(COLUMNS))
+
+    def finish(self, frame: pd.DataFrame, point: Mapping[str, Any]) -> pd.DataFrame:
+        # One policy's rows may leave a column all None (object): as one table of all rows.
+        return frame.infer_objects().astype({"day": "Int64"})
 
     # ---------------------------------------------------------------- one replicate
 
@@ -242,58 +307,20 @@ class CovidExperiment(TaskGrid):
             frame, rng=rng, change_point=self.change_point, shift=self.shift
         )
 
-    def _environment(
-        self, instance: CovidInstance, setting: int
-    ) -> tuple[FeedbackDelay, np.ndarray, float]:
-        """The delayed bandit in unit ``units[setting]``, its ``lam`` grid and the unit's
-        factor."""
-        factor = instance.scale if self.units[setting] == "cases" else 1.0
-        env = FeedbackDelay(
-            ItalyCovidBandit(_rescaled(instance, factor), super_arm_size=self.super_arm_size),
-            delay=self.delay,
-        )
-        return env, np.asarray(self.lambda_grid) * factor**2, factor
+    def days(self, run: BanditRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The super arms ``(T, R, N)`` of a finished run, the final ``A_hat`` and the
+        estimated overall reward of each day ``(T, R)`` in the unit of the rows."""
+        actions, final = run.recorders[0].stacked(), run.policy.lasso.fit()[0]
+        rewards = run.env.estimated_overall_rewards(actions, final) / run.context["factor"]
+        return actions, final, rewards
 
-    def _days(
-        self,
-        env: FeedbackDelay,
-        setting: int,
-        replicate: int,
-        lam_grid: np.ndarray,
-        pairs: tuple[np.ndarray, np.ndarray] | None = None,
-        trace: Trace | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every day of NDC-SEM with pair ``(pairs[0][p], pairs[1][p])`` on replicate ``p``
-        (one reward sample, policy seed and shared graph learner), or of SEM-UCB (``pairs``
-        ``None``); the super arms ``(T, R, N)``, the final ``A_hat`` and the estimated overall
-        reward of each day ``(T, R)``. ``trace`` records after each day's update."""
-        copies = 1 if pairs is None else len(pairs[0])
-        env.reset(self.seeds(setting, [replicate] * copies, Stream.SAMPLE))
-        options = {"lam_grid": lam_grid, "lasso_max_sweeps": self.lasso_max_sweeps}
-        if pairs is None:
-            policy = ValidatedSEMUCB(env.problem, **options)
-        else:
-            gamma, xi = pairs
-            policy = ValidatedNDCSEM(
-                env.problem, gamma=gamma, xi=xi, shared_graph=True, graph_input="b", **options
-            )
-        label = POLICIES[1] if pairs is None else POLICIES[0]
-        policy.reset(self.seeds(setting, [replicate] * copies, policy_stream(label)))
-        log = ActionLog()
-        simulate(env, policy, [env.horizon], [log] if trace is None else [log, trace])
-        actions, final = log.stacked(), policy.lasso.fit()[0]
-        return actions, final, env.estimated_overall_rewards(actions, final)
-
-    def tuning_rows(
-        self, frame: pd.DataFrame, setting: int, replicate: int
-    ) -> list[dict[str, Any]]:
+    def tuning_rows(self, run: BanditRun) -> list[dict[str, Any]]:
         """Every pair of the grid on tuning replicate ``replicate`` (App. VII-D5): the
         estimated cumulative overall reward of days ``1..T`` and from the change point on."""
-        instance = self.instance(frame, setting, replicate)
-        env, grid, factor = self._environment(instance, setting)
+        (replicate,), instance = run.replicates, run.context["instance"]
         gammas, xis = exploration_pairs(self.gamma_grid, self.xi_grid)
-        rewards = self._days(env, setting, replicate, grid, (gammas, xis))[2] / factor  # (T, P)
-        base = {"experiment": self.name, "record": "tuning", "unit": self.units[setting]}
+        rewards = self.days(run)[2]  # (T, P)
+        base = {"experiment": self.name, "record": "tuning", "unit": run.point["unit"]}
         base |= {"replicate": replicate}
         base |= {"shift": instance.shift, "policy": POLICIES[0]}
         totals = zip(rewards.sum(axis=0), rewards[self.change_point - 1 :].sum(axis=0), strict=True)
@@ -303,37 +330,31 @@ class CovidExperiment(TaskGrid):
             for g, x, (total, after) in zip(gammas, xis, totals, strict=True)
         ]
 
-    def evaluation_rows(
-        self, frame: pd.DataFrame, setting: int, replicate: int
-    ) -> list[dict[str, Any]]:
-        """NDC-SEM (Table I's pair, and the unit's tuned pair if any) and SEM-UCB on
-        evaluation replicate ``replicate``; the NDC-SEM variants are replicates of one policy
-        (see the module docstring)."""
-        instance = self.instance(frame, setting, replicate)
-        env, grid, factor = self._environment(instance, setting)
+    def evaluation_rows(self, run: BanditRun) -> list[dict[str, Any]]:
+        """The days of NDC-SEM (Table I's pair, and the unit's tuned pair if any; replicates
+        of one policy, see the module docstring) with the final graph's predictions, or of
+        SEM-UCB, on evaluation replicate ``replicate``."""
+        (replicate,), instance = run.replicates, run.context["instance"]
+        factor, env = run.context["factor"], run.env
         held_out = np.flatnonzero(instance.validation)
         y = env.instance.overall
-        base = {"experiment": self.name, "unit": self.units[setting], "replicate": replicate}
+        base = {"experiment": self.name, "unit": run.point["unit"], "replicate": replicate}
         base |= {"shift": instance.shift}
-        variants = [(POLICIES[0], self.gamma, self.xi)]
-        if self.tuned:
-            variants.append((TUNED, *self.tuned[setting]))
-        pairs = tuple(np.array(v) for v in zip(*((g, x) for _, g, x in variants), strict=True))
-
-        def graph(t: int, env: FeedbackDelay, policy: Any, x: np.ndarray) -> dict[str, Any]:
-            return _graph_state(policy, env, held_out, factor)  # Fig. 3's text, after each day
-
-        trace = Trace(graph, when="update")
-        actions, final, rewards = self._days(env, setting, replicate, grid, pairs, trace)
+        actions, final, rewards = self.days(run)
+        states = run.recorders[1].rows
         b = env.instantaneous[:, 0]  # (T, N), scaled; the same sample for every policy
         empty = float(np.abs(y[held_out] - b[held_out]).mean()) / factor
+        if run.algorithm != POLICIES[0]:
+            day = (POLICIES[1], None, None, actions[:, 0], rewards[:, 0], states, empty)
+            return _day_rows(instance, base, *day)
         rows: list[dict[str, Any]] = []
-        for r, (label, gamma, xi) in enumerate(variants):
-            day = (label, gamma, xi, actions[:, r], rewards[:, r] / factor, trace.rows, empty)
-            rows += _day_rows(instance, base, *day)
+        for r, (label, gamma, xi) in enumerate(run.context["variants"]):
+            rows += _day_rows(
+                instance, base, label, gamma, xi, actions[:, r], rewards[:, r], states, empty
+            )
         # the graph learner ignores the decisions: one copy of the final graph's predictions
         predicted = predict_overall(final, b[held_out])[0]
-        rows += [
+        return rows + [
             {**base, "record": "prediction", "policy": POLICIES[0], "day": int(tau) + 1}
             | {"date": str(instance.dates[tau]), "validation": True, "region": region}
             | {"y": float(y[tau, i]) / factor, "y_pred": float(predicted[k, i]) / factor}
@@ -341,10 +362,6 @@ class CovidExperiment(TaskGrid):
             for k, tau in enumerate(held_out)
             for i, region in enumerate(ABBREVIATIONS)
         ]
-        trace = Trace(graph, when="update")
-        actions, _, rewards = self._days(env, setting, replicate, grid, None, trace)
-        day = (POLICIES[1], None, None, actions[:, 0], rewards[:, 0] / factor, trace.rows, empty)
-        return rows + _day_rows(instance, base, *day)
 
     # ---------------------------------------------------------------- outputs
 

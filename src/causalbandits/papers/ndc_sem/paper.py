@@ -24,6 +24,19 @@ ALL_ALGORITHMS = (*ALGORITHMS, PENDING, TUNED_XI, "Oracle")
 #: The algorithms that use ``xi`` (eq. 11), and those that learn the graph (eq. 9).
 XI_USERS = ("NDC-SEM", PENDING, TUNED_XI)
 GRAPH_LEARNERS = (*XI_USERS, "SEM-UCB")
+#: The legend labels -> entries of the one registry (:data:`causalbandits.policies.POLICIES`)
+#: and their fixed options; the grid adds ``lam`` (graph learners), ``gamma`` and ``xi``.
+POLICY_ENTRIES: dict[str, tuple[str, dict[str, bool]]] = {
+    "NDC-SEM": ("ndc-sem", {"count_pending": False}),
+    PENDING: ("ndc-sem", {"count_pending": True}),
+    TUNED_XI: ("ndc-sem", {"count_pending": False}),
+    "SEM-UCB": ("sem-ucb", {}),
+    "CUCB": ("cucb", {}),
+    "CTS": ("cts", {}),
+    "FTRL": ("ftrl", {}),
+    "Random": ("random-super-arm", {}),
+    "Oracle": ("oracle", {}),
+}
 
 #: The chosen lambda: lowest time-averaged MSE(A_hat) of NDC-SEM over the lambda grid, on 10
 #: tuning instances and seeds per delay (root seed TUNING_SEED, disjoint from the reported

@@ -36,14 +36,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.delay import FeedbackDelay
 from causalbandits.envs.semibandit import CHANGES
 from causalbandits.envs.semibandit_instances import synthetic_instances
-from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
 from causalbandits.experiments.recorders import RECORDERS, Recorder, default_recorders
-from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.papers.ndc_sem.paper import (
     ALGORITHMS,
     ALL_ALGORITHMS,
@@ -58,16 +56,14 @@ from causalbandits.papers.ndc_sem.paper import (
     PAPER_REPLICATES,
     PAPER_SUPER_ARM_SIZE,
     PAPER_XI,
-    PENDING,
+    POLICY_ENTRIES,
     TUNED_XI,
     XI_USERS,
 )
 from causalbandits.papers.ndc_sem.synthetic_report import build_report, plot_all
-from causalbandits.policies.ftrl import FTRLHybrid
-from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
-from causalbandits.policies.oracle import Oracle
-from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
-from causalbandits.random import Stream, policy_stream
+from causalbandits.policies import POLICIES
+from causalbandits.random import Stream
+from causalbandits.validation import count
 
 INSTANCE_MODES = ("per-replicate", "fixed")
 
@@ -90,8 +86,8 @@ VALUE_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class SyntheticExperiment(TaskGrid):
+@dataclass(frozen=True, kw_only=True)
+class SyntheticExperiment(BanditGrid):
     """The synthetic experiment: a grid of (delay, algorithm) times chunks of replicates.
 
     Parameters
@@ -148,12 +144,32 @@ class SyntheticExperiment(TaskGrid):
     #: tuning values of ``lam`` and ``xi``.
     SEED_AXES: ClassVar[tuple[str, ...]] = ()
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         for name in ("delays", "change_points", "algorithms", "lam_grid", "xi_grid"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         for name in ("xi", "tuned_xi"):
             values = {int(d): float(v) for d, v in dict(getattr(self, name)).items()}
             object.__setattr__(self, name, values)
+        self.check_axes()
+        if self.change not in CHANGES:
+            raise ValueError(f"change must be one of {CHANGES}, got {self.change!r}")
+        if self.change != "redraw" and self.n_redraw is not None:
+            raise ValueError("n_redraw applies to change='redraw' only")
+        if self.instances not in INSTANCE_MODES:
+            raise ValueError(f"instances must be one of {INSTANCE_MODES}, got {self.instances!r}")
+        count("checkpoint_every", self.checkpoint_every)
+        if not 0 < self.gamma <= 1 or min((self.lam, *self.lam_grid)) < 0:
+            raise ValueError(f"need 0 < gamma <= 1 and lam >= 0, got {self.gamma}, {self.lam}")
+        points = list(self.change_points)
+        if points != sorted(set(points)) or (
+            points and (points[0] < 2 or points[-1] > self.horizon)
+        ):
+            raise ValueError(
+                f"change points must increase strictly within 2..T = {self.horizon}, got {points}"
+            )
+
+    def check_axes(self) -> None:
+        """The delays, the algorithms and NDC-SEM's ``xi`` at every delay."""
         if not self.delays or len(set(self.delays)) != len(self.delays):
             raise ValueError(f"delays must be distinct, got {self.delays}")
         for delay in self.delays:
@@ -168,25 +184,6 @@ class SyntheticExperiment(TaskGrid):
             missing = [d for d in self.delays if d not in self.xi]
             if missing:
                 raise ValueError(f"NDC-SEM needs xi for delay(s) {missing}; give xi={{D: value}}")
-        if self.change not in CHANGES:
-            raise ValueError(f"change must be one of {CHANGES}, got {self.change!r}")
-        if self.change != "redraw" and self.n_redraw is not None:
-            raise ValueError("n_redraw applies to change='redraw' only")
-        if self.instances not in INSTANCE_MODES:
-            raise ValueError(f"instances must be one of {INSTANCE_MODES}, got {self.instances!r}")
-        if int(self.replicates) != self.replicates or self.replicates < 1:
-            raise ValueError(f"replicates must be a positive integer, got {self.replicates}")
-        if self.chunk_size < 1 or self.checkpoint_every < 1:
-            raise ValueError("chunk_size and checkpoint_every must be >= 1")
-        if not 0 < self.gamma <= 1 or min((self.lam, *self.lam_grid)) < 0:
-            raise ValueError(f"need 0 < gamma <= 1 and lam >= 0, got {self.gamma}, {self.lam}")
-        points = list(self.change_points)
-        if points != sorted(set(points)) or (
-            points and (points[0] < 2 or points[-1] > self.horizon)
-        ):
-            raise ValueError(
-                f"change points must increase strictly within 2..T = {self.horizon}, got {points}"
-            )
 
     # ---------------------------------------------------------------- the grid
 
@@ -223,10 +220,19 @@ class SyntheticExperiment(TaskGrid):
     # ---------------------------------------------------------------- running
 
     def environment(self, replicates: Sequence[int], delay: int, setting: int = 0) -> FeedbackDelay:
-        """The delayed environment of ``replicates`` at grid point ``setting`` (reset with
-        their reward streams); ``instances="fixed"`` gives every replicate instance 0."""
+        """The delayed environment of ``replicates`` at grid point ``setting``, reset with
+        their reward streams (:meth:`make_environment`: not reset); ``instances="fixed"``
+        gives every replicate instance 0."""
+        env = self.make_environment(BanditRun({"delay": delay}, setting, replicates))
+        env.reset(self.seeds(setting, replicates, Stream.NOISE))
+        return env
+
+    # ---------------------------------------------------------------- the hooks
+
+    def make_environment(self, run: BanditRun) -> FeedbackDelay:
+        replicates, setting = run.replicates, run.setting
         keys = [0] * len(replicates) if self.instances == "fixed" else replicates
-        env = FeedbackDelay(
+        return FeedbackDelay(
             synthetic_instances(
                 self.seeds(setting, keys, Stream.INSTANCE),
                 horizon=self.horizon,
@@ -237,10 +243,8 @@ class SyntheticExperiment(TaskGrid):
                 n_redraw=self.n_redraw,
                 change=self.change,
             ),
-            delay,
+            int(run.point["delay"]),
         )
-        env.reset(self.seeds(setting, replicates, Stream.NOISE))
-        return env
 
     def xi_of(self, algorithm: str, delay: int, point: Mapping[str, Any]) -> float:
         """``algorithm``'s ``xi`` at ``delay``: the grid point's, :attr:`tuned_xi` for
@@ -254,17 +258,14 @@ class SyntheticExperiment(TaskGrid):
         return self.xi.get(delay, np.nan)
 
     def policy(self, algorithm: str, env: FeedbackDelay, lam: float, xi: float) -> Any:
-        """A fresh policy for ``env`` (not yet reset)."""
-        problem = env.problem
+        """A fresh policy for ``env`` (not yet reset): the label's registry entry
+        (:data:`~causalbandits.papers.ndc_sem.paper.POLICY_ENTRIES`) with ``lam`` for the
+        graph learners and ``gamma``, ``xi`` for NDC-SEM."""
+        name, fixed = POLICY_ENTRIES[algorithm]
+        options: dict[str, Any] = {"lam": lam} if algorithm in GRAPH_LEARNERS else {}
         if algorithm in XI_USERS:
-            pending = algorithm == PENDING
-            return NDCSEM(problem, gamma=self.gamma, xi=xi, lam=lam, count_pending=pending)
-        if algorithm == "SEM-UCB":
-            return SEMUCB(problem, lam=lam)
-        if algorithm == "Oracle":
-            return Oracle.from_environment(env)
-        classes = {"CUCB": CUCB, "CTS": CTS, "FTRL": FTRLHybrid, "Random": RandomSuperArm}
-        return classes[algorithm](problem)
+            options |= {"gamma": self.gamma, "xi": xi}
+        return POLICIES.build(name, env, **options, **fixed)
 
     @staticmethod
     def recorders(env: FeedbackDelay) -> list[Recorder]:
@@ -272,26 +273,29 @@ class SyntheticExperiment(TaskGrid):
         extra = [RECORDERS[name](env) for name in ("overlap", "graph-error", "lock-ins")]
         return [*default_recorders(), *extra]
 
-    def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
-        """The rows of ``replicates`` at one grid point (one BLAS thread)."""
-        delay, algorithm = int(point["delay"]), point["algorithm"]
-        lam = float(point.get("lam", self.lam))
-        xi = self.xi_of(algorithm, delay, point)
-        with threadpool_limits(limits=1):
-            env = self.environment(replicates, delay, setting)
-            policy = self.policy(algorithm, env, lam, xi)
-            policy.reset(self.seeds(setting, replicates, policy_stream(algorithm)))
-            result = simulate(env, policy, self.checkpoints(), self.recorders(env))
-        frame = results_frame(
-            result,
-            algorithm,
-            replicates,
-            experiment=self.name,
-            instances=self.instances,
-            delay=delay,
-            lam=lam if algorithm in GRAPH_LEARNERS else np.nan,
-            xi=xi if algorithm in XI_USERS else np.nan,
-        )
+    def make_policy(self, run: BanditRun) -> Any:
+        algorithm, delay = run.point["algorithm"], int(run.point["delay"])
+        lam = float(run.point.get("lam", self.lam))
+        return self.policy(algorithm, run.env, lam, self.xi_of(algorithm, delay, run.point))
+
+    def recorded_rounds(self, run: BanditRun) -> np.ndarray:
+        return self.checkpoints()
+
+    def make_recorders(self, run: BanditRun) -> list[Recorder]:
+        return self.recorders(run.env)
+
+    def columns(self, run: BanditRun) -> dict[str, Any]:
+        point, algorithm = run.point, run.point["algorithm"]
+        delay = int(point["delay"])
+        return {
+            "experiment": self.name,
+            "instances": self.instances,
+            "delay": delay,
+            "lam": float(point.get("lam", self.lam)) if algorithm in GRAPH_LEARNERS else np.nan,
+            "xi": self.xi_of(algorithm, delay, point) if algorithm in XI_USERS else np.nan,
+        }
+
+    def finish(self, frame: pd.DataFrame, point: Mapping[str, Any]) -> pd.DataFrame:
         return frame[[*KEY_COLUMNS, *VALUE_COLUMNS]]
 
     # ---------------------------------------------------------------- outputs

@@ -377,10 +377,11 @@ def plot_all(
     curves = df[["delay", "algorithm", "replicate", "t", "cum_regret", "optimal_share"]]
     return [
         plot_regret_curves(
-            curves.assign(setting=df["delay"]),
+            curves,
             out_dir / "regret_curves.png",
             title="NDC-SEM paper, synthetic experiment (Fig. 2)",
             change_points=change_points,
+            panel_by="delay",
         ),
         plot_optimality_ratio(df, out_dir / "optimality_ratio.png", periods),
     ]

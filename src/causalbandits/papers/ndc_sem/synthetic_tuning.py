@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +147,7 @@ def lambda_report(tuning: pd.DataFrame) -> str:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LambdaTuning(SyntheticExperiment):
     """The synthetic experiment over ``lam_grid``; tables, no figures, the choice report."""
 
@@ -213,7 +213,7 @@ def xi_report(tuning: pd.DataFrame, algorithm: str, change: str = "redraw") -> s
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class XiTuning(SyntheticExperiment):
     """One algorithm (NDC-SEM or its pending variant) over ``xi_grid``; the choice report."""
 
@@ -229,14 +229,14 @@ class XiTuning(SyntheticExperiment):
         return xi_report(xi_runs(df), self.algorithms[0], self.change)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TunedXi(SyntheticExperiment):
     """The synthetic experiment with ``xi`` chosen by ``tuning`` (run first, into
     ``out_dir/xi-tuning``): the chosen values are those of :data:`~causalbandits.papers.
     ndc_sem.paper.TUNED_XI` when it is among the algorithms (beside Table I's NDC-SEM), else
     they replace ``xi``; the report shows the ``xi`` used."""
 
-    tuning: XiTuning = field(kw_only=True)
+    tuning: XiTuning
 
     def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
         tuned = choose_xi(xi_runs(self.tuning.run(Path(out_dir) / "xi-tuning", **options)))

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
 from causalbandits.envs.separable_instances import LINEAR_SANITY, TRIAL_1, TRIAL_2, TRIAL_3
 
 #: The instance designs by trial name (:mod:`~causalbandits.envs.separable_instances`).
@@ -81,3 +87,83 @@ ALGORITHMS = {
     "trial-2": (*(jo(q) for q in DEGREES), norm(4), "SEM-UCB", *BASELINES, *ORACLES),
     "trial-3": (jo(1), jo(2), jo(3), jo(4), "SEM-UCB", "METS", "SGB", "Random"),
 }
+
+
+# -------------------------------------------------------------------- labels -> policies
+
+_DEGREE = re.compile(r"^(SSEM-UCB-JO|SSEM-UCB-Norm|Taylor oracle) q=(\d+)(?: fd=(\S+))?$")
+SSEM_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm", "SEM-UCB")
+#: The families whose label may name a finite-difference step (``" fd=<h>"``).
+FD_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm")
+
+
+def algorithm_family(label: str) -> tuple[str, int | None]:
+    """``("SSEM-UCB-JO", 4)`` for ``"SSEM-UCB-JO q=4"``; ``(label, None)`` for the others."""
+    match = _DEGREE.match(label)
+    return (match.group(1), int(match.group(2))) if match else (label, None)
+
+
+def finite_difference_step(label: str) -> float | None:
+    """The step ``h`` of ``"SSEM-UCB-JO q=4 fd=0.001"`` (0.001); ``None`` for exact
+    derivatives (no ``fd=``). Raises for a step that is no positive number."""
+    match = _DEGREE.match(label)
+    if match is None or match.group(3) is None:
+        return None
+    try:
+        step = float(match.group(3))
+    except ValueError:
+        raise ValueError(f"bad finite-difference step in {label!r}") from None
+    if not step > 0 or not np.isfinite(step):
+        raise ValueError(f"the finite-difference step must be > 0, got {label!r}")
+    return step
+
+
+def derivative_options(label: str) -> dict[str, Any]:
+    """The policy options of ``label``'s derivatives: ``{}`` (exact jets) or
+    ``{"derivatives": "finite-difference", "fd_step": h}``."""
+    step = finite_difference_step(label)
+    return {} if step is None else {"derivatives": "finite-difference", "fd_step": step}
+
+
+def uses_scales(label: str) -> bool:
+    """Whether the radius and bonus scales apply to ``label`` (the SSEM-UCB variants)."""
+    return algorithm_family(label)[0] in SSEM_FAMILIES
+
+
+#: The legend families -> entries of the one registry (:data:`causalbandits.policies.
+#: POLICIES`). "SEM-UCB" is SSEM-UCB-JO of degree 1 on the linear dictionary, as the paper
+#: says of its lowest degree.
+FAMILY_POLICIES = {
+    "SSEM-UCB-JO": "ssem-ucb-jo",
+    "SSEM-UCB-Norm": "ssem-ucb-norm",
+    "SEM-UCB": "ssem-ucb-jo",
+    "Taylor oracle": "taylor-oracle",
+    "METS": "mets",
+    "SGB": "sgb",
+    "IGP-UCB": "igp-ucb",
+    "Random": "random-super-arm",
+}
+
+
+def policy_entry(
+    label: str,
+    dictionary: tuple[str, ...],
+    learner: Mapping[str, Any],
+    fixed: Mapping[str, Mapping[str, Any]] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The registry name and options of legend ``label``: the SSEM-UCB variants get
+    ``learner``'s options (scales, signal width, ...), their degree, ``dictionary`` (SEM-UCB:
+    the linear one) and the label's derivatives; a Taylor oracle its degree; every family the
+    options ``fixed[family]`` (e.g. METS's ranges)."""
+    family, degree = algorithm_family(label)
+    if family not in FAMILY_POLICIES or (degree is not None and degree < 1):
+        raise ValueError(f"unknown algorithm {label!r}")
+    options: dict[str, Any] = dict((fixed or {}).get(family, {}))
+    if family in SSEM_FAMILIES:
+        linear = family == "SEM-UCB"
+        options |= {"degree": 1 if linear else degree}
+        options |= {"dictionary": ("linear",) if linear else dictionary, **learner}
+        options |= derivative_options(label)
+    elif degree is not None:
+        options["degree"] = degree
+    return FAMILY_POLICIES[family], options

@@ -439,9 +439,11 @@ def plot_all(df: pd.DataFrame, out_dir: Path, grid: Any) -> list[Path]:
     oracles dashed."""
     title = grid.description or grid.name
     oracles = [label for label in grid.algorithms if label.startswith("Taylor oracle")]
+    if "scale_point" not in df.columns:
+        # Tables saved before issue 28 have no scale_point: their ``setting`` held it.
+        df = df.assign(scale_point=df["setting"])
+    options = {"title": title, "dashed": oracles, "panel_by": "scale_point"}
     return [
-        plot_regret_curves(
-            df, out_dir / "avg_regret.png", metric="avg_regret", title=title, dashed=oracles
-        ),
-        plot_regret_curves(df, out_dir / "cum_regret.png", title=title, dashed=oracles),
+        plot_regret_curves(df, out_dir / "avg_regret.png", metric="avg_regret", **options),
+        plot_regret_curves(df, out_dir / "cum_regret.png", **options),
     ]

@@ -350,7 +350,9 @@ def plot_final_map(df: pd.DataFrame, data: TrainDelayData, out_path: Path) -> Pa
 def plot_all(df: pd.DataFrame, out_dir: Path, data: TrainDelayData) -> list[Path]:
     """The regret curves, Figs. 6 and 3 and the map."""
     return [
-        plot_regret_curves(df, out_dir / "regret.png", "cum_regret", "SSEM-UCB: train delays"),
+        plot_regret_curves(
+            df, out_dir / "regret.png", "cum_regret", "SSEM-UCB: train delays", panel_by=None
+        ),
         plot_selection(df, data, out_dir / "selection.png"),
         plot_reconstruction(df, out_dir / "reconstruction.png"),
         plot_final_map(df, data, out_dir / "final_super_arm.png"),

@@ -27,7 +27,6 @@ reports one run).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -36,7 +35,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from causalbandits.data.train_delays import (
     FILES,
@@ -55,27 +53,35 @@ from causalbandits.envs.train_delays import (
     train_delay_simulator,
 )
 from causalbandits.estimators.dictionary_lasso import check_fit_options
-from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
 from causalbandits.experiments.metrics import METRICS
 from causalbandits.experiments.recorders import (
     ActionLog,
     CurrentAction,
     Elapsed,
     ReconstructionError,
+    Recorder,
     default_recorders,
 )
-from causalbandits.experiments.simulate import results_frame, simulate
-from causalbandits.papers.ssem_ucb.paper import BONUS_SCALE, EVALUATION_SEED, RADIUS_SCALE, jo
+from causalbandits.papers.ssem_ucb.paper import (
+    BONUS_SCALE,
+    EVALUATION_SEED,
+    RADIUS_SCALE,
+    algorithm_family,
+    finite_difference_step,
+    jo,
+    policy_entry,
+)
 from causalbandits.papers.ssem_ucb.train_delay_report import build_report, plot_all
-from causalbandits.policies.semibandit import RandomSuperArm
-from causalbandits.policies.ssem_ucb import SSEMUCBJO
-from causalbandits.random import Stream, policy_stream
+from causalbandits.policies import POLICIES
 from causalbandits.validation import count, in_range, non_negative, optional, positive
 
 ENVIRONMENTS = ("simulator", "replay")
 #: The paper's Taylor degree on this data.
 DEGREE = 3
 ALGORITHMS = (jo(DEGREE), "SEM-UCB", "Random")
+#: The label families this run takes (no finite differences).
+LEARNERS = ("SSEM-UCB-JO", "SEM-UCB", "Random")
 #: The learners' fits are shrunk onto contractions of this rate (decisions: ssem-ucb 16).
 MAX_CONTRACTION = 0.9
 #: The learners' lasso penalty and edge threshold: the synthetic trials' 1e-3 and 0.05 carried
@@ -116,8 +122,8 @@ def simulator(
     )
 
 
-@dataclass(frozen=True)
-class TrainDelayRun(TaskGrid):
+@dataclass(frozen=True, kw_only=True)
+class TrainDelayRun(BanditGrid):
     """SSEM-UCB and the baselines on the simulator or the replay (module docstring).
 
     Parameters
@@ -151,28 +157,25 @@ class TrainDelayRun(TaskGrid):
     target_density: float | None = None
     edge_threshold: float = EDGE_THRESHOLD
     mc_samples: int = MC_SAMPLES
-    data_path: str | None = None
     seed: int = EVALUATION_SEED
     chunk_size: int = 1
     name: str = "ssem-ucb-train-delays"
     description: str = "SSEM-UCB paper Sec. V-B (Figs. 3, 6): German train delays, simulator"
 
-    UNFINGERPRINTED: ClassVar[tuple[str, ...]] = ("description", "data_path")
-    DATA_FIELD: ClassVar[str | None] = "data_path"
+    DATA = staticmethod(resolve_data_dir)
     #: Common random numbers: every algorithm meets the same signals.
     SEED_AXES: ClassVar[tuple[str, ...]] = ()
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         object.__setattr__(self, "algorithms", tuple(self.algorithms))
         if self.environment not in ENVIRONMENTS:
             raise ValueError(f"environment must be one of {ENVIRONMENTS}, got {self.environment!r}")
         if not self.algorithms or len(set(self.algorithms)) != len(self.algorithms):
             raise ValueError(f"algorithms must be distinct and non-empty, got {self.algorithms}")
         for label in self.algorithms:
-            self.policy_spec(label)  # unknown labels raise here
-        for name in ("replicates", "horizon", "super_arm_size", "mc_samples", "chunk_size"):
+            self.degree(label)  # unknown labels raise here
+        for name in ("horizon", "super_arm_size", "mc_samples"):
             count(name, getattr(self, name))
-        count("seed", self.seed, minimum=0)
         positive("radius_scale", self.radius_scale)
         non_negative("bonus_scale", self.bonus_scale)
         check_fit_options(self.lam, self.target_density, self.edge_threshold)
@@ -181,15 +184,13 @@ class TrainDelayRun(TaskGrid):
         )
 
     @staticmethod
-    def policy_spec(label: str) -> tuple[str, int]:
-        """``(family, degree)`` of an algorithm label."""
-        if label in ("SEM-UCB", "Random"):
-            return label, 1
-        prefix = "SSEM-UCB-JO q="
-        if label.startswith(prefix) and label[len(prefix) :].isdigit():
-            degree = int(label[len(prefix) :])
-            if degree >= 1:
-                return "SSEM-UCB-JO", degree
+    def degree(label: str) -> int:
+        """The Taylor degree of an algorithm label (1 for SEM-UCB and Random); raises for a
+        label this run does not take (another family, finite differences)."""
+        family, degree = algorithm_family(label)
+        exact = finite_difference_step(label) is None
+        if family in LEARNERS and exact and (degree is None or degree >= 1):
+            return degree or 1
         raise ValueError(f"unknown algorithm {label!r}; use {ALGORITHMS} or another degree")
 
     # ---------------------------------------------------------------- the grid
@@ -198,10 +199,11 @@ class TrainDelayRun(TaskGrid):
         return {"algorithm": self.algorithms}
 
     def task_cost(self, point: Mapping[str, Any]) -> float:
-        return float(self.policy_spec(point["algorithm"])[1])
+        return float(self.degree(point["algorithm"]))
 
     def folder(self) -> str:
-        return str(resolve_data_dir(self.data_path).resolve())
+        """The data folder, absolute."""
+        return str(self.data_location())
 
     def load_data(self) -> None:
         """Read and check the data before any output exists (bad data leave nothing)."""
@@ -211,11 +213,6 @@ class TrainDelayRun(TaskGrid):
         """The four data files (their SHA-256 join the fingerprint)."""
         folder = Path(self.folder())
         return {name: folder / name for name in FILES}
-
-    def run(self, out_dir: str | Path, **options: Any) -> pd.DataFrame:
-        """The base run with the data folder resolved first (absolute, for every worker)."""
-        resolved = dataclasses.replace(self, data_path=self.folder())
-        return TaskGrid.run(resolved, out_dir, **options)
 
     # ---------------------------------------------------------------- running
 
@@ -238,51 +235,49 @@ class TrainDelayRun(TaskGrid):
         return train_delay_replay(data, fit=fit, max_arms=self.super_arm_size, oracle=self.oracle())
 
     def policy(self, label: str, env: Any) -> Any:
-        """A fresh policy (not yet reset)."""
-        family, degree = self.policy_spec(label)
-        if family == "Random":
-            return RandomSuperArm(env.problem)
-        _, fit = fitted(self.folder())
-        dictionary = fit.dictionary if family == "SSEM-UCB-JO" else ("linear",)
-        return SSEMUCBJO(
-            env.problem,
-            degree=degree,
-            dictionary=dictionary,
-            radius_scale=self.radius_scale,
-            bonus_scale=self.bonus_scale,
-            bonus_form=self.bonus_form,
-            signal_width=1.0,
-            upper_triangular=False,
-            max_contraction=self.max_contraction,
-            lam=self.lam,
-            target_density=self.target_density,
-            edge_threshold=self.edge_threshold,
-        )
+        """A fresh policy (not yet reset): ``label``'s registry entry
+        (:func:`~causalbandits.papers.ssem_ucb.paper.policy_entry`) with the fitted SEM's
+        dictionary and this run's learner options."""
+        self.degree(label)
+        learner = {
+            "radius_scale": self.radius_scale,
+            "bonus_scale": self.bonus_scale,
+            "bonus_form": self.bonus_form,
+            "signal_width": 1.0,
+            "upper_triangular": False,
+            "max_contraction": self.max_contraction,
+            "lam": self.lam,
+            "target_density": self.target_density,
+            "edge_threshold": self.edge_threshold,
+        }
+        name, options = policy_entry(label, fitted(self.folder())[1].dictionary, learner)
+        return POLICIES.build(name, env, **options)
 
-    def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
-        label = point["algorithm"]
-        with threadpool_limits(limits=1):
-            env = self.build_environment(len(replicates))
-            env.reset(self.seeds(setting, replicates, Stream.NOISE))
-            policy = self.policy(label, env)
-            policy.reset(self.seeds(setting, replicates, policy_stream(label)))
-            log = ActionLog()
-            recorders = [*default_recorders(), CurrentAction(), Elapsed(), ReconstructionError()]
-            rounds = np.arange(1, env.horizon + 1)
-            result = simulate(env, policy, rounds, [*recorders, log])
-        bits = 1 << np.arange(env.n_arms, dtype=np.int64)
-        codes = log.stacked().astype(np.int64) @ bits
-        optimum = self.oracle().optimal_action[0].astype(np.int64) @ bits
-        frame = results_frame(
-            result,
-            label,
-            replicates,
-            experiment=self.name,
-            setting=0,
-            environment=self.environment,
-        )
+    # ---------------------------------------------------------------- the hooks
+
+    def make_environment(self, run: BanditRun) -> TrainDelaySimulator | TrainDelayReplay:
+        return self.build_environment(len(run.replicates))
+
+    def make_policy(self, run: BanditRun) -> Any:
+        return self.policy(run.point["algorithm"], run.env)
+
+    def recorded_rounds(self, run: BanditRun) -> np.ndarray:
+        return np.arange(1, run.env.horizon + 1)  # every round
+
+    def make_recorders(self, run: BanditRun) -> list[Recorder]:
+        extra = [CurrentAction(), Elapsed(), ReconstructionError(), ActionLog()]
+        return [*default_recorders(), *extra]
+
+    def columns(self, run: BanditRun) -> dict[str, Any]:
+        return {**super().columns(run), "environment": self.environment}
+
+    def table(self, run: BanditRun) -> pd.DataFrame:
+        """The rows, with the super arm played and the simulator's optimum as bit codes."""
+        frame = super().table(run)
+        bits = 1 << np.arange(run.env.n_arms, dtype=np.int64)
+        codes = run.recorders[-1].stacked().astype(np.int64) @ bits
         frame["super_arm"] = codes.T.ravel()  # (T, R) -> replicate-major, as the frame
-        frame["optimal_super_arm"] = optimum  # the simulator's
+        frame["optimal_super_arm"] = self.oracle().optimal_action[0].astype(np.int64) @ bits
         frame["avg_regret"] = frame["cum_regret"] / frame["t"]
         keys = ["experiment", "setting", "environment", "algorithm", "replicate", "t"]
         codes_columns = ["super_arm", "optimal_super_arm"]

@@ -30,7 +30,6 @@ values the tuning grid chose (:data:`~causalbandits.papers.ssem_ucb.paper.RADIUS
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -38,14 +37,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.separable_instances import TrialDesign, trial_environment
 from causalbandits.envs.separable_semibandit import SeparableSemiBandit
-from causalbandits.experiments.grid import TaskGrid
+from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
 from causalbandits.experiments.metrics import METRICS
-from causalbandits.experiments.recorders import CurrentAction, Elapsed, default_recorders
-from causalbandits.experiments.simulate import results_frame, simulate
+from causalbandits.experiments.recorders import (
+    CurrentAction,
+    Elapsed,
+    Recorder,
+    default_recorders,
+)
 from causalbandits.experiments.spec import plain
 from causalbandits.papers.ssem_ucb.paper import (
     ALGORITHMS,
@@ -54,6 +56,7 @@ from causalbandits.papers.ssem_ucb.paper import (
     DEGREES,
     DESIGNS,
     EVALUATION_SEED,
+    FD_FAMILIES,
     FD_STEPS,
     HORIZON,
     MC_SAMPLES,
@@ -63,27 +66,22 @@ from causalbandits.papers.ssem_ucb.paper import (
     RADIUS_GRID,
     RADIUS_SCALE,
     TUNING_SEED,
+    algorithm_family,
+    finite_difference_step,
     jo,
     jo_fd,
+    policy_entry,
+    uses_scales,
 )
 from causalbandits.papers.ssem_ucb.report import build_report, plot_all
-from causalbandits.policies.igp_ucb import IGPUCB
-from causalbandits.policies.mets import METS
-from causalbandits.policies.semibandit import RandomSuperArm
-from causalbandits.policies.sgb import SGB
-from causalbandits.policies.ssem_ucb import SSEMUCBJO
-from causalbandits.policies.ssem_ucb_norm import SSEMUCBNorm
-from causalbandits.policies.taylor_oracle import TaylorOracle
-from causalbandits.random import Stream, policy_stream
+from causalbandits.policies import POLICIES
+from causalbandits.random import Stream
 from causalbandits.validation import count, each, non_negative, positive
 
-_DEGREE = re.compile(r"^(SSEM-UCB-JO|SSEM-UCB-Norm|Taylor oracle) q=(\d+)(?: fd=(\S+))?$")
-SSEM_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm", "SEM-UCB")
-#: The families whose label may name a finite-difference step (``" fd=<h>"``).
-FD_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm")
 KEY_COLUMNS = (
     "experiment",
     "setting",
+    "scale_point",
     "trial",
     "algorithm",
     "radius_scale",
@@ -93,41 +91,8 @@ KEY_COLUMNS = (
 )
 
 
-def algorithm_family(label: str) -> tuple[str, int | None]:
-    """``("SSEM-UCB-JO", 4)`` for ``"SSEM-UCB-JO q=4"``; ``(label, None)`` for the others."""
-    match = _DEGREE.match(label)
-    return (match.group(1), int(match.group(2))) if match else (label, None)
-
-
-def finite_difference_step(label: str) -> float | None:
-    """The step ``h`` of ``"SSEM-UCB-JO q=4 fd=0.001"`` (0.001); ``None`` for exact
-    derivatives (no ``fd=``). Raises for a step that is no positive number."""
-    match = _DEGREE.match(label)
-    if match is None or match.group(3) is None:
-        return None
-    try:
-        step = float(match.group(3))
-    except ValueError:
-        raise ValueError(f"bad finite-difference step in {label!r}") from None
-    if not step > 0 or not np.isfinite(step):
-        raise ValueError(f"the finite-difference step must be > 0, got {label!r}")
-    return step
-
-
-def derivative_options(label: str) -> dict[str, Any]:
-    """The policy options of ``label``'s derivatives: ``{}`` (exact jets) or
-    ``{"derivatives": "finite-difference", "fd_step": h}``."""
-    step = finite_difference_step(label)
-    return {} if step is None else {"derivatives": "finite-difference", "fd_step": step}
-
-
-def uses_scales(label: str) -> bool:
-    """Whether the radius and bonus scales apply to ``label`` (the SSEM-UCB variants)."""
-    return algorithm_family(label)[0] in SSEM_FAMILIES
-
-
-@dataclass(frozen=True)
-class SyntheticTrial(TaskGrid):
+@dataclass(frozen=True, kw_only=True)
+class SyntheticTrial(BanditGrid):
     """One synthetic trial (or the linear sanity check) of the SSEM-UCB paper.
 
     Parameters
@@ -167,7 +132,7 @@ class SyntheticTrial(TaskGrid):
     #: Common random numbers: every grid point sees the same instances and signals.
     SEED_AXES: ClassVar[tuple[str, ...]] = ()
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         for name in ("algorithms", "radius_grid", "bonus_grid"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.trial not in DESIGNS:
@@ -178,19 +143,15 @@ class SyntheticTrial(TaskGrid):
         self.instance_design()  # validates the overridden values
         if not self.algorithms or len(set(self.algorithms)) != len(self.algorithms):
             raise ValueError(f"algorithms must be distinct and non-empty, got {self.algorithms}")
-        known = {"SSEM-UCB-JO", "SSEM-UCB-Norm", "Taylor oracle", "SEM-UCB", "METS", "SGB"}
-        known |= {"IGP-UCB", "Random"}
         for label in self.algorithms:
-            family, degree = algorithm_family(label)
-            if family not in known or (degree is not None and degree < 1):
-                raise ValueError(f"unknown algorithm {label!r}")
+            family = algorithm_family(label)[0]
+            policy_entry(label, (), {})  # unknown labels raise here
             if finite_difference_step(label) is not None and family not in FD_FAMILIES:
                 raise ValueError(f"{label!r}: only {FD_FAMILIES} take a finite-difference step")
-        for name in ("replicates", "super_arm_size", "chunk_size", "checkpoint_every"):
+        for name in ("super_arm_size", "checkpoint_every"):
             count(name, getattr(self, name))
         count("horizon", self.horizon, minimum=2)
         count("mc_samples", self.mc_samples, minimum=2)
-        count("seed", self.seed, minimum=0)
         positive("radius_scale", self.radius_scale)
         each(positive, "radius_grid", self.radius_grid)
         non_negative("bonus_scale", self.bonus_scale)
@@ -219,9 +180,9 @@ class SyntheticTrial(TaskGrid):
             axes["bonus_scale"] = self.bonus_grid
         return axes
 
-    def scale_setting(self, setting: int) -> int:
-        """The index of grid point ``setting`` on the scale axes alone: the ``setting`` column,
-        so that every algorithm of one (radius, bonus) point shares a figure panel."""
+    def scale_point(self, setting: int) -> int:
+        """The index of grid point ``setting`` on the scale axes alone (the ``scale_point``
+        column), so that every algorithm of one (radius, bonus) point shares a figure panel."""
         sizes = [len(values) for values in self.axes().values()][1:]
         rest = self.point_index(setting)[1:]
         return int(np.ravel_multi_index(rest, sizes)) if sizes else 0
@@ -238,63 +199,63 @@ class SyntheticTrial(TaskGrid):
     # ---------------------------------------------------------------- running
 
     def environment(self, replicates: Sequence[int], setting: int) -> SeparableSemiBandit:
-        env = trial_environment(
+        """The trial's instances of ``replicates``, reset with their signal streams."""
+        run = BanditRun({}, setting, replicates)
+        env = self.make_environment(run)
+        env.reset(self.noise_seeds(run))
+        return env
+
+    def policy(self, label: str, env: SeparableSemiBandit, scales: dict[str, float]) -> Any:
+        """A fresh policy for ``env`` (not yet reset): ``label``'s registry entry
+        (:func:`~causalbandits.papers.ssem_ucb.paper.policy_entry`) with the trial's
+        dictionary, signal width and METS ranges."""
+        design = self.instance_design()
+        width = None if design.arm_law != "normal" else 1.0
+        means, sds = METS_RANGES[self.trial]
+        fixed = {"METS": {"mean_range": means, "sd_range": sds}}
+        name, options = policy_entry(
+            label, design.families, {"signal_width": width, **scales}, fixed
+        )
+        return POLICIES.build(name, env, **options)
+
+    def scales(self, point: Mapping[str, Any]) -> dict[str, float]:
+        """The radius and bonus scales at ``point`` (its grid values, else the fields)."""
+        return {
+            "radius_scale": float(point.get("radius_scale", self.radius_scale)),
+            "bonus_scale": float(point.get("bonus_scale", self.bonus_scale)),
+        }
+
+    # ---------------------------------------------------------------- the hooks
+
+    def make_environment(self, run: BanditRun) -> SeparableSemiBandit:
+        return trial_environment(
             self.instance_design(),
-            self.seeds(setting, replicates, Stream.INSTANCE),
+            self.seeds(run.setting, run.replicates, Stream.INSTANCE),
             super_arm_size=self.super_arm_size,
             horizon=self.horizon,
             mc_samples=self.mc_samples,
         )
-        env.reset(self.seeds(setting, replicates, Stream.NOISE))
-        return env
 
-    def policy(self, label: str, env: SeparableSemiBandit, scales: dict[str, float]) -> Any:
-        """A fresh policy for ``env`` (not yet reset)."""
-        family, degree = algorithm_family(label)
-        design = self.instance_design()
-        problem, families = env.problem, design.families
-        width = None if design.arm_law != "normal" else 1.0
-        options = dict(signal_width=width, **scales, **derivative_options(label))
-        if family == "SSEM-UCB-JO":
-            return SSEMUCBJO(problem, degree=degree, dictionary=families, **options)
-        if family == "SSEM-UCB-Norm":
-            return SSEMUCBNorm(problem, degree=degree, dictionary=families, **options)
-        if family == "SEM-UCB":
-            return SSEMUCBJO(problem, degree=1, dictionary=("linear",), **options)
-        if family == "Taylor oracle":
-            return TaylorOracle.from_environment(env, degree)
-        if family == "METS":
-            means, sds = METS_RANGES[self.trial]
-            return METS(problem, mean_range=means, sd_range=sds)
-        if family == "SGB":
-            return SGB(problem)
-        if family == "IGP-UCB":
-            return IGPUCB.from_environment(env)
-        return RandomSuperArm(problem)
+    def make_policy(self, run: BanditRun) -> Any:
+        return self.policy(run.point["algorithm"], run.env, self.scales(run.point))
 
-    def run_chunk(self, point: Mapping[str, Any], setting: int, replicates: range) -> pd.DataFrame:
-        label = point["algorithm"]
-        scales = {
-            "radius_scale": float(point.get("radius_scale", self.radius_scale)),
-            "bonus_scale": float(point.get("bonus_scale", self.bonus_scale)),
+    def recorded_rounds(self, run: BanditRun) -> np.ndarray:
+        return self.checkpoints()
+
+    def make_recorders(self, run: BanditRun) -> list[Recorder]:
+        return [*default_recorders(), CurrentAction(), Elapsed()]
+
+    def columns(self, run: BanditRun) -> dict[str, Any]:
+        scales = self.scales(run.point) if uses_scales(run.point["algorithm"]) else {}
+        return {
+            **super().columns(run),
+            "scale_point": self.scale_point(run.setting),
+            "trial": self.trial,
+            "radius_scale": scales.get("radius_scale", np.nan),
+            "bonus_scale": scales.get("bonus_scale", np.nan),
         }
-        with threadpool_limits(limits=1):
-            env = self.environment(replicates, setting)
-            policy = self.policy(label, env, scales)
-            policy.reset(self.seeds(setting, replicates, policy_stream(label)))
-            recorders = [*default_recorders(), CurrentAction(), Elapsed()]
-            result = simulate(env, policy, self.checkpoints(), recorders)
-        scaled = uses_scales(label)
-        frame = results_frame(
-            result,
-            label,
-            replicates,
-            experiment=self.name,
-            setting=self.scale_setting(setting),
-            trial=self.trial,
-            radius_scale=scales["radius_scale"] if scaled else np.nan,
-            bonus_scale=scales["bonus_scale"] if scaled else np.nan,
-        )
+
+    def finish(self, frame: pd.DataFrame, point: Mapping[str, Any]) -> pd.DataFrame:
         frame["avg_regret"] = frame["cum_regret"] / frame["t"]
         return frame[[*KEY_COLUMNS, *(name for name in METRICS if name in frame)]]
 
