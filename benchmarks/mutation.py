@@ -691,9 +691,10 @@ def survivors_markdown(summary: dict) -> str:
             "",
         ]
     for key, r in summary["modules"].items():
+        rate = "n/a" if r["kill_rate"] is None else f"{100 * r['kill_rate']:.1f}%"
         lines += [
             f"## {key} (`{r['module']}`): {r['survived'] + r['no_tests']} survivors of "
-            f"{r['mutants']}, kill rate {100 * r['kill_rate']:.1f}%",
+            f"{r['mutants']}, kill rate {rate}",
             "",
         ]
         if not r["survivors"]:

@@ -230,6 +230,10 @@ DEFAULT_ON_PATH = (
     "the default argument equals the value passed (SEM-UCB never reaches the other branch)"
 )
 
+GLOBAL_SEEDED = (
+    "suggest() seeds torch's global generator with the proposal's seed before propose(): "
+    "draws from it equal those of a fresh generator seeded the same"
+)
 AS_FLOAT64 = "node_gp converts its data to float64 itself; the checks read shapes and finiteness"
 NUMPY_FLOAT64 = "a float64 numpy array becomes a float64 tensor without a dtype"
 CPU_ONLY = (
@@ -791,6 +795,12 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         "a float32 eta of exactly 0 and 1 promotes exactly to float64 in the network",
     ),
     ("excbo", "hallucinate=False,"): (E, "None is falsy like False"),
+    ("excbo", "recovered, components=self.components, random_state=seed"): (
+        H,
+        "only EM's initialisations are unseeded; the best of 3 EM runs reaches the same "
+        "mixture (to 1e-7, tested step by step) on the policy data; a multimodal likelihood "
+        "could make two runs differ",
+    ),
     ("excbo", "return network, torch.stack(exogenous, dim=-1)"): (
         E,
         "the stacked samples are 1-D: dim +1 is dim -1",
@@ -801,6 +811,32 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
     ),
     # ------------------------------------------------------------------ bo_baselines
     ("bo_baselines", "hallucinate=False,"): (E, "None is falsy like False"),
+    ("bo_baselines", "targets = torch.as_tensor(self.observed_objective, dtype=actions.dtype)"): (
+        E,
+        NUMPY_FLOAT64,
+    ),
+    ("bo_baselines", "everything = NodeSpec(tuple(range(self.problem.n_actions)), ())"): (
+        E,
+        "parents None and () are both falsy: the node has no parents either way",
+    ),
+    ("bo_baselines", "fixed_eta=torch.ones(1, 1, dtype=actions.dtype),"): (
+        E,
+        "a float32 1 is exact; ones(1) and ones(1, 2) expand to the same eta of the one node "
+        "(only eta[:, 0] is read)",
+    ),
+    ("bo_baselines", "generator = torch.Generator().manual_seed(seed)"): (E, GLOBAL_SEEDED),
+    ("bo_baselines", "self.samples, self.n_nodes, generator=generator, dtype=DTYPE"): (
+        E,
+        GLOBAL_SEEDED,
+    ),
+    (
+        "bo_baselines",
+        "sampler = SobolQMCNormalSampler(sample_shape=torch.Size([MC_SAMPLES]), seed=seed)",
+    ): (
+        E,
+        "without a seed BoTorch draws the Sobol scrambling seed from torch's global generator, "
+        "which suggest() has seeded with the proposal's seed: deterministic all the same",
+    ),
     # ------------------------------------------------------------------ exogenous
     ("exogenous", "w = torch.as_tensor(inputs, dtype=DTYPE)"): (E, AS_FLOAT64),
     ("exogenous", "x = torch.as_tensor(targets, dtype=DTYPE)"): (E, AS_FLOAT64),

@@ -224,6 +224,7 @@ def test_eicf_qei_is_the_monte_carlo_ei_over_the_same_posterior_samples(objectiv
         regret = mean_acquisition(points)
         base_mean = mean_acquisition.sampler.base_samples
     assert base.shape[0] == 128 and base.shape[-1] == 2
+    assert mean_acquisition.sampler is improvement.sampler  # the same 128 QMC samples
 
     def objective_samples(base_samples: torch.Tensor) -> torch.Tensor:
         nodes = []
@@ -241,12 +242,20 @@ def test_eicf_qei_is_the_monte_carlo_ei_over_the_same_posterior_samples(objectiv
     np.testing.assert_allclose(action, chosen.numpy())
 
 
-def test_eicf_tells_each_node_the_environments_noise_when_known() -> None:
-    policy = make(EICF, optimiser=CHEAP, noise="known")
+@pytest.mark.parametrize("noise", ["known", "package"])
+def test_eicf_tells_each_node_the_noise_it_knows(noise: str) -> None:
+    """ "known": the environment's exact variance (eq. 11's ``5 sigma^2``); "package": the MCBO
+    package's near-noiseless ``1e-6`` (raised to ``1e-6 s_i^2`` where GPyTorch's floor of 1e-6
+    on the standardised noise binds, ``s_i`` the node's observed standard deviation)."""
+    policy = make(EICF, optimiser=CHEAP, noise=noise)
     _, calls = proposal(policy)
     told = [observation_variance(m) for m in calls[0][0].model.models]
-    assert told == pytest.approx(list(policy.problem.noise_variance), rel=1e-6)
-    assert told == pytest.approx([5 * SIGMA**2] * 2, rel=1e-6)
+    if noise == "known":
+        assert told == pytest.approx([5 * SIGMA**2] * 2, rel=1e-6)
+        assert told == pytest.approx(list(policy.problem.noise_variance), rel=1e-6)
+    else:
+        spread = policy.values.var(axis=0, ddof=1)
+        assert told == pytest.approx([max(1e-6, 1e-6 * v) for v in spread], rel=1e-3)
 
 
 # ------------------------------------------------------------------------------ GP-MCBO
@@ -271,7 +280,7 @@ def test_gp_mcbo_acquisition_is_the_hand_propagated_network(noise: str, variance
     generator = torch.Generator().manual_seed(seed)
     normals = torch.randn(64, 2, generator=generator, dtype=F64)
     noise_draws = torch.tensor(told, dtype=F64).sqrt() * normals
-    torch.testing.assert_close(acquisition.noise, noise_draws, rtol=1e-6, atol=1e-12)
+    torch.testing.assert_close(acquisition.noise, noise_draws, rtol=1e-10, atol=1e-14)
     points = torch.cat([grid_points(3, extra=2), decision.reshape(1, 1, 4)])
     with torch.no_grad():
         got = acquisition(points)
@@ -474,7 +483,7 @@ def test_target_node_options_need_an_objective_on_one_node() -> None:
             EXCBO(problem, variant=variant)
     assert EXCBO(problem).target_node() is None
     assert EXCBO(dropwave(sigma=SIGMA, horizon=5).problem, variant="mean").target_node() == 1
-    with pytest.raises(ValueError, match="noise='known' for GP-UCB needs an objective on one"):
+    with pytest.raises(ValueError, match="^noise='known' for GP-UCB needs an objective on one"):
         GPUCB(problem, noise="known")
     assert GPUCB(problem, noise="package").objective_node == 0
     assert EXCBO(problem, components=1).components == 1
@@ -629,6 +638,8 @@ def test_constructor_defaults_and_options_reach_the_policies() -> None:
     assert MCBO(problem).samples == 128 and NMCBO(problem).beta == 5.0
     for cls in (EXCBO, GPUCB, EICF, MCBO):
         assert cls(problem, optimiser=CHEAP).optimiser is CHEAP
+        assert cls(problem, n_init=7).n_init == 7
+        assert cls(problem).n_init == 6  # 2 (|A| + 1)
     with pytest.raises(ValueError, match="^beta must be >= 0"):
         EXCBO(problem, beta=-0.1)
     with pytest.raises(ValueError, match="^samples must be an integer >= 1"):
