@@ -230,6 +230,7 @@ DEFAULT_ON_PATH = (
     "the default argument equals the value passed (SEM-UCB never reaches the other branch)"
 )
 
+MESSAGE_DECORATED = "the message keeps every word (only an XX prefix and suffix are added)"
 GLOBAL_SEEDED = (
     "suggest() seeds torch's global generator with the proposal's seed before propose(): "
     "draws from it equal those of a fresh generator seeded the same"
@@ -769,11 +770,6 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         "it is the same single constant row",
     ),
     ("jets", "weights = np.asarray(weights, dtype=float)"): (E, DTYPE_FLOAT_INPUT),
-    ("jets", "for start in range(0, members.shape[0], JET_CHUNK):"): (
-        E,
-        "a step of 1 makes the blocks overlap: later blocks recompute the same super arms' "
-        "jets (same values, more time)",
-    ),
     ("jets", "block = slice(start, start + JET_CHUNK)"): (
         E,
         "slice(None, .) recomputes the earlier super arms with the same values; slice(start, "
@@ -841,6 +837,32 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
     ("exogenous", "w = torch.as_tensor(inputs, dtype=DTYPE)"): (E, AS_FLOAT64),
     ("exogenous", "x = torch.as_tensor(targets, dtype=DTYPE)"): (E, AS_FLOAT64),
     ("exogenous", "w = w.unsqueeze(-1)"): (E, "w is 1-D there: unsqueeze(1) is unsqueeze(-1)"),
+    ("exogenous", "if x.ndim != 1 or w.ndim != 2 or w.shape[0] != x.shape[0]:"): (
+        E,
+        "node_gp(w, x) checks the same shapes and raises the same message",
+    ),
+    (
+        "exogenous",
+        'raise ValueError("exogenous recovery needs finite inputs and targets (found NaN or inf)")',
+    ): (H, MESSAGE_DECORATED),
+    ("exogenous", 'raise ValueError("the recovered noise must be finite (found NaN or inf)")'): (
+        H,
+        MESSAGE_DECORATED,
+    ),
+    (
+        "exogenous",
+        "index = torch.searchsorted(cum, uniforms.to(DTYPE).contiguous(), right=True)",
+    ): (
+        H,
+        "searchsorted compares float32 uniforms with the float64 cumulative weights; only a "
+        "uniform within float32 rounding of a cumulative weight could pick another component "
+        "(the policies draw float64 uniforms)",
+    ),
+    ("exogenous", "random_state = int(random_state.integers(2**31))"): (
+        H,
+        "another (or no) EM seed reaches the same mixture on the tested data (EM from 3 "
+        "initialisations, best kept); only a multimodal likelihood could tell the seeds apart",
+    ),
     (
         "exogenous",
         "log_squared = torch.log(squared.clamp_min(LOG_FLOOR * float(squared.mean())))",
@@ -906,7 +928,17 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
 
 #: (key, original line, mutated line) -> (class, reason): single mutants of a line whose
 #: other mutants are killed or classified differently.
-SURVIVORS: dict[tuple[str, str, str], tuple[str, str]] = {}
+SURVIVORS: dict[tuple[str, str, str], tuple[str, str]] = {
+    (
+        "jets",
+        "for start in range(0, members.shape[0], JET_CHUNK):",
+        "for start in range(0, members.shape[0], ):",
+    ): (
+        E,
+        "a step of 1 makes the blocks overlap: later blocks recompute the same super arms' "
+        "jets (same values, more time)",
+    ),
+}
 
 
 def classify(key: str, original: str, mutated: str) -> tuple[str, str] | None:

@@ -648,3 +648,8 @@ def test_constructor_defaults_and_options_reach_the_policies() -> None:
         MCBO(problem, samples=0)
     with pytest.raises(ValueError, match="^beta must be >= 0"):
         GPUCB(problem, beta=-1.0)
+    with pytest.raises(ValueError, match="^beta must be >= 0"):
+        MCBO(problem, beta=-1.0)
+    unknown = dataclasses.replace(problem, noise_variance=())
+    with pytest.raises(ValueError, match="^noise='known' needs a problem that states its noise_"):
+        MCBO(unknown, noise="known")
