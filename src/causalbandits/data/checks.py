@@ -1,4 +1,4 @@
-"""What the data loaders share: the error they raise, their notice, and the value checks.
+"""What the data loaders share: the error they raise and the value checks.
 
 Every refusal is one :class:`DataError` line naming the file and, for a bad value, its column,
 data row (the row's position after the header, counting from 1) and value.
@@ -6,7 +6,6 @@ data row (the row's position after the header, counting from 1) and value.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -17,11 +16,6 @@ import pandas as pd
 class DataError(ValueError):
     """A data file a loader refuses; the message names the file (and the column, data row and
     value of a bad cell)."""
-
-
-def notice(message: str) -> None:
-    """A one-line notice on standard error (e.g. missing values a loader leaves out)."""
-    print(f"causalbandits: {message}", file=sys.stderr)
 
 
 def number(value: float) -> str:

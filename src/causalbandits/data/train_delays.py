@@ -109,8 +109,8 @@ from causalbandits.data.checks import (
     check_pairing,
     check_range,
     missing_counts,
-    notice,
 )
+from causalbandits.notices import notice
 
 #: Environment variable naming the folder that holds the four files.
 DATA_ENV = "CAUSALBANDITS_TRAIN_DELAYS"

@@ -50,7 +50,6 @@ from causalbandits.experiments.store import (
     ManifestError,
     file_digest,
     load_results,
-    notice,
     read_manifest,
     task_path,
     task_problem,
@@ -58,6 +57,7 @@ from causalbandits.experiments.store import (
     write_manifest,
     write_task_frame,
 )
+from causalbandits.notices import notice
 from causalbandits.policies.registry import construct
 from causalbandits.random import Stream, policy_stream, replicate_seeds
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -34,11 +33,6 @@ CONTENT_KEY = b"causalbandits.content_sha256"
 
 class ManifestError(ValueError):
     """A manifest that cannot be read (truncated or not JSON)."""
-
-
-def notice(message: str) -> None:
-    """A one-line notice on standard error (e.g. a task that will be recomputed)."""
-    print(f"causalbandits: {message}", file=sys.stderr)
 
 
 def file_digest(path: str | Path) -> str:
