@@ -63,7 +63,7 @@ class JetSolves(separable.ChordSEM):
 
 def instrument() -> None:
     timed(dictionary_lasso.DictionaryLasso, "fit", "refit")
-    timed(ssem_ucb, "reward_jets", "jets (all)")
+    timed(ssem_ucb, "taylor_coefficients", "jets (all)")
     timed(JetSolves, "solve", "fixed point")
     jets.ChordSEM = JetSolves  # only the jets' solves, not the environment's
     timed(ssem_ucb.SSEMUCBJO, "scores", "scores")

@@ -35,7 +35,12 @@ from causalbandits.estimators.exogenous import (
     standardised_residuals,
 )
 from causalbandits.estimators.gp import node_gp
-from causalbandits.estimators.gp_network import NetworkAcquisition, training_inputs
+from causalbandits.estimators.gp_network import (
+    BaseSamples,
+    NetworkAcquisition,
+    Optimism,
+    training_inputs,
+)
 from causalbandits.policies.bo_baselines import EICF, GPUCB, MCBO
 from causalbandits.policies.causal_bo import AcquisitionOptimiser
 from causalbandits.policies.excbo import EXCBO
@@ -280,7 +285,7 @@ def test_gp_mcbo_acquisition_is_the_hand_propagated_network(noise: str, variance
     generator = torch.Generator().manual_seed(seed)
     normals = torch.randn(64, 2, generator=generator, dtype=F64)
     noise_draws = torch.tensor(told, dtype=F64).sqrt() * normals
-    torch.testing.assert_close(acquisition.noise, noise_draws, rtol=1e-10, atol=1e-14)
+    torch.testing.assert_close(acquisition.samples.noise, noise_draws, rtol=1e-10, atol=1e-14)
     points = torch.cat([grid_points(3, extra=2), decision.reshape(1, 1, 4)])
     with torch.no_grad():
         got = acquisition(points)
@@ -312,7 +317,8 @@ def test_excbo_hallucinated_acquisition_is_the_hand_propagated_decoder_network()
     optimistic (``eta_Y = +1``, above the posterior mean there)."""
     policy, action, calls = excbo_proposal("hallucinated")
     ((acquisition, decision, _),) = calls
-    assert acquisition.hallucinate and acquisition.exogenous.shape == (256, 2)
+    exogenous = acquisition.samples.exogenous
+    assert acquisition.optimism.hallucinate and exogenous.shape == (256, 2)
     models = decoders(acquisition)
     points = torch.cat([grid_points(3, extra=2, seed=1), decision.reshape(1, 1, 4)])
     with torch.no_grad():
@@ -320,12 +326,10 @@ def test_excbo_hallucinated_acquisition_is_the_hand_propagated_decoder_network()
     for k in range(points.shape[0]):
         decided = points[k, 0]
         y = hand_propagated(
-            policy, models, decided[:2], 2 * decided[2:] - 1, 1.0, exogenous=acquisition.exogenous
+            policy, models, decided[:2], 2 * decided[2:] - 1, 1.0, exogenous=exogenous
         )
         assert float(got[k]) == pytest.approx(float(y.mean()), rel=1e-6, abs=1e-9)
-    posterior_mean = hand_propagated(
-        policy, models, decision[:2], None, 0.0, exogenous=acquisition.exogenous
-    )
+    posterior_mean = hand_propagated(policy, models, decision[:2], None, 0.0, exogenous=exogenous)
     assert float(got[-1]) > float(posterior_mean.mean())
     np.testing.assert_allclose(action, decision[:2].numpy())
 
@@ -338,15 +342,15 @@ def test_excbo_variants_a_and_c_are_optimistic_at_their_proposal(variant: str) -
     of ``sigma_Y``."""
     policy, action, calls = excbo_proposal(variant)
     ((acquisition, decision, seed),) = calls
-    assert not acquisition.hallucinate
+    assert not acquisition.optimism.hallucinate
     models = decoders(acquisition)
     draws = None
     if variant == "sample":
         generator = torch.Generator().manual_seed(seed + 1)
         draws = torch.randn(256, 2, generator=generator, dtype=F64)
         draws[:, 1] = 0.0
-        torch.testing.assert_close(acquisition.draws, draws)
-    exogenous = acquisition.exogenous
+        torch.testing.assert_close(acquisition.samples.draws, draws)
+    exogenous = acquisition.samples.exogenous
     eta_target = torch.tensor([0.0, 1.0], dtype=F64)
     with torch.no_grad():
         value = float(acquisition(decision.reshape(1, 1, 2)))
@@ -486,7 +490,7 @@ def test_target_node_options_need_an_objective_on_one_node() -> None:
     with pytest.raises(ValueError, match="^noise='known' for GP-UCB needs an objective on one"):
         GPUCB(problem, noise="known")
     assert GPUCB(problem, noise="package").objective_node == 0
-    assert EXCBO(problem, components=1).components == 1
+    assert EXCBO(problem, components=1).options.components == 1
     with pytest.raises(ValueError, match="components must be 'bic' or an int >= 1, got 'two'"):
         EXCBO(problem, components="two")
 
@@ -500,7 +504,9 @@ def test_excbo_surrogate_is_a_function_of_its_seed() -> None:
     points = grid_points(3, extra=2)
     with torch.no_grad():
         values = [
-            NetworkAcquisition(n, policy.problem.objective, 2, 1.0, exogenous=u)(points)
+            NetworkAcquisition(
+                n, policy.problem.objective, 2, Optimism(1.0), BaseSamples(exogenous=u)
+            )(points)
             for n, u in (first, second)
         ]
     assert torch.equal(values[0], values[1])
@@ -633,9 +639,9 @@ def test_constructor_defaults_and_options_reach_the_policies() -> None:
     """The papers' defaults (EXCBO beta = 0.5, the MCBO runner's beta = 5 for GP-UCB, GP-MCBO
     and NMCBO; 128 samples) and a given optimiser are kept; bad numbers are named."""
     problem = dropwave(sigma=SIGMA, horizon=5).problem
-    assert EXCBO(problem).beta == 0.5 and EXCBO(problem).samples == 128
-    assert GPUCB(problem).beta == 5.0 and MCBO(problem).beta == 5.0
-    assert MCBO(problem).samples == 128 and NMCBO(problem).beta == 5.0
+    assert EXCBO(problem).options.beta == 0.5 and EXCBO(problem).options.samples == 128
+    assert GPUCB(problem).options.beta == 5.0 and MCBO(problem).options.beta == 5.0
+    assert MCBO(problem).options.samples == 128 and NMCBO(problem).options.beta == 5.0
     for cls in (EXCBO, GPUCB, EICF, MCBO):
         assert cls(problem, optimiser=CHEAP).optimiser is CHEAP
         assert cls(problem, n_init=7).n_init == 7

@@ -12,7 +12,12 @@ import pytest
 import torch
 
 from causalbandits.envs.bo_problems import dropwave
-from causalbandits.estimators.gp_network import CachedPosterior, NetworkAcquisition
+from causalbandits.estimators.gp_network import (
+    BaseSamples,
+    CachedPosterior,
+    NetworkAcquisition,
+    Optimism,
+)
 from causalbandits.experiments.evidence import Verdict
 from causalbandits.experiments.recorders import CumulativeRegret, OptimisationTrace
 from causalbandits.experiments.simulate import simulate
@@ -137,12 +142,12 @@ def told_variances(policy) -> list[float]:
         from causalbandits.estimators.gp import node_gp
         from causalbandits.policies.bo_baselines import told_variance
 
-        fixed = told_variance(policy.problem, policy.noise, policy.objective_node, 1e-6)
+        fixed = told_variance(policy.problem, policy.options.noise, policy.objective_node, 1e-6)
         model = node_gp(actions, targets, noise_variance=fixed)
         return [CachedPosterior.from_model(model).noise_variance]
     if isinstance(policy, EICF):
         return [m.noise_variance for m in policy_models(policy)]
-    return [m.noise_variance for m in node_network(policy, policy.noise).marginals]
+    return [m.noise_variance for m in node_network(policy, policy.options.noise).marginals]
 
 
 def policy_models(policy: EICF) -> list[CachedPosterior]:
@@ -153,7 +158,9 @@ def policy_models(policy: EICF) -> list[CachedPosterior]:
     actions, values = policy.tensors()
     return [
         CachedPosterior.from_model(
-            node_gp(actions, values[:, i], told_variance(policy.problem, policy.noise, i, 1e-6))
+            node_gp(
+                actions, values[:, i], told_variance(policy.problem, policy.options.noise, i, 1e-6)
+            )
         )
         for i in range(policy.n_nodes)
     ]
@@ -177,7 +184,7 @@ def test_known_noise_is_the_environments_variance_by_monte_carlo(cls) -> None:
 def test_nmcbo_is_told_what_mcbo_is_told() -> None:
     env = dropwave(sigma=0.1, horizon=20)
     policy = played(NMCBO(env.problem, n_init=10, noise="known"), _reset(env), 10)
-    network = node_network(policy, policy.noise_knowledge)
+    network = node_network(policy, policy.options.noise)
     assert [m.noise_variance for m in network.marginals] == pytest.approx(
         list(env.problem.noise_variance), rel=1e-9
     )
@@ -216,7 +223,11 @@ def test_excbo_acquisition_is_deterministic_under_fixed_base_samples() -> None:
         network, exogenous = policy.surrogate(seed=123)
         assert exogenous.shape == (32, 2)
         acquisition = NetworkAcquisition(
-            network, policy.problem.objective, 2, policy.beta, exogenous=exogenous
+            network,
+            policy.problem.objective,
+            2,
+            Optimism(policy.options.beta),
+            BaseSamples(exogenous=exogenous),
         )
         with torch.no_grad():
             values.append(acquisition(points))
@@ -231,7 +242,11 @@ def test_hallucinated_optimum_is_at_least_the_best_non_hallucinated_value() -> N
     policy = trained_excbo()
     network, exogenous = policy.surrogate(seed=9)
     acquisition = NetworkAcquisition(
-        network, policy.problem.objective, 2, policy.beta, exogenous=exogenous
+        network,
+        policy.problem.objective,
+        2,
+        Optimism(policy.options.beta),
+        BaseSamples(exogenous=exogenous),
     )
     decision = policy.maximise(acquisition, 4, seed=9)
     grid = torch.linspace(0, 1, 21, dtype=torch.float64)
@@ -380,7 +395,7 @@ def test_window_and_mcbo_best_claims_are_paired_per_seed() -> None:
         {("MCBO", s): 1.0 + s for s in range(4)} | {("UCB", s): float(s) for s in range(4)}, 50
     )
     rows.loc[(rows["method"] == "UCB") & rows["round"].between(1, 20), "expected_reward"] = 100.0
-    claim = window_claim(rows, 0.05, "MCBO", "UCB", 21, 50)
+    claim = window_claim(rows, 0.05, "MCBO", "UCB", (21, 50))
     assert claim.holds and "higher in 4 of 4" in claim.test
     rewards = {("EXCBO", s): 0.3 for s in range(4)} | {("UCB", s): 0.2 for s in range(4)}
     rewards |= {("NMCBO", s): 0.3 + (0.4 if s == 0 else -0.01) for s in range(4)}

@@ -351,7 +351,7 @@ def test_paired_table_per_delay_and_variant():
     assert synthetic_report.paired_table(without).empty
 
 
-def test_paired_lines_claims_have_three_outcomes():
+def test_paired_section_claims_have_three_outcomes():
     """Wins hold, losses are contradicted, ties are not significant (with the way they point)."""
     pending = synthetic_report.PENDING
     table = final_table(
@@ -365,7 +365,7 @@ def test_paired_lines_claims_have_three_outcomes():
         }
     )
     with collecting_claims() as claims:
-        synthetic_report.paired_lines(table)
+        synthetic_report.paired_section(table)
     assert [(c.verdict, c.label) for c in claims] == [
         (HOLDS, "holds"),
         (CONTRADICTED, "contradicted"),

@@ -9,7 +9,6 @@ from causalbandits.estimators.csl import learn_subgraphs
 from causalbandits.estimators.subgraph import SubgraphData
 from causalbandits.experiments import simulate
 from causalbandits.experiments.evidence import Verdict
-from causalbandits.experiments.runner import build_environment, make_tasks
 from causalbandits.papers.csl_ucb.bandits import (
     E3_SEED,
     block_shares,
@@ -221,9 +220,9 @@ def test_the_systems_are_the_replicates_of_one_setting(preset):
     spec = preset(True).spec
     assert spec.settings == [{}] and spec.replicates == 10 and spec.chunk_size == 10
     assert preset(False).spec.replicates == 100
-    assert len(make_tasks(spec)) == len(spec.algorithms)  # ten systems per task
+    assert len(preset(True).tasks()) == len(spec.algorithms)  # ten systems per task
     assert preset(True).with_replicates(3).spec.replicates == 3
-    env = build_environment(spec, 0, [0, 1])
+    env = preset(True).setup(0, spec.algorithms[0].label, [0, 1]).env
     assert not np.array_equal(env.segment_rewards[0], env.segment_rewards[1])
     direct = make_environment(system_seeds(1), horizon=spec.horizon, **spec.env_params)
     assert np.array_equal(direct.segment_rewards[0], env.segment_rewards[1])

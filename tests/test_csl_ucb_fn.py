@@ -11,7 +11,6 @@ import pytest
 from causalbandits.envs.csl_ucb import csl_system
 from causalbandits.experiments import read_manifest
 from causalbandits.experiments.bandit_grid import BanditRun
-from causalbandits.experiments.runner import build_environment, build_policy
 from causalbandits.papers.csl_ucb.bandits import E3_SEED, e3
 from causalbandits.papers.csl_ucb.fn_errors import (
     FNImpactExperiment,
@@ -104,19 +103,18 @@ def test_systems_are_the_replicates_and_bad_sizes_are_rejected() -> None:
 
 @pytest.mark.parametrize("replicate", [0, 7])
 def test_system_r_its_noise_and_policy_stream_are_those_of_e3_replicate_r(replicate: int) -> None:
-    spec = e3(True).spec
+    experiment = e3(True)
     e2_run = e2(True).prepare(BanditRun({}, 0, [replicate]))  # reset with their streams
     e2_env, e2_policy = e2_run.env, e2_run.policy
-    e3_env = build_environment(spec, 0, [replicate])
+    e3_run = experiment.setup(0, "CSL-UCB", [replicate])
+    e3_env, e3_policy = e3_run.env, e3_run.policy
     e3_sem = e3_env.systems[0].sem
     for name in ("weights", "intervention_weights"):
         assert np.array_equal(getattr(e2_env.sem, name), getattr(e3_sem, name))
-    other = build_environment(spec, 0, [replicate + 1])
+    other = experiment.setup(0, "CSL-UCB", [replicate + 1]).env
     assert not np.array_equal(e2_env.sem.weights, other.systems[0].sem.weights)
     # Both presets start with the same random exploration, drawn from the policy stream, and
     # the same noise: the first rounds agree arm by arm and sample by sample.
-    label = [a.label for a in spec.algorithms].index("CSL-UCB")
-    e3_policy = build_policy(spec, label, 0, e3_env, [replicate])
     for _ in range(10):
         arms = e2_policy.select()
         np.testing.assert_array_equal(arms, e3_policy.select())

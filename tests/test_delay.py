@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from causalbandits.envs.delay import DelayedFeedback, FeedbackDelay
 from causalbandits.envs.random_systems import random_csl_bandit
-from causalbandits.envs.semibandit import SemiBanditFeedback, ndc_synthetic_env
+from causalbandits.envs.semibandit import SemiBanditFeedback, SyntheticDesign, ndc_synthetic_env
 from causalbandits.random import SubStream, as_seed_sequences, derive
 
 
@@ -49,7 +49,9 @@ class StampEnv:
 
 def _semi(seed: int, horizon: int):
     """The synthetic NDC environment shortened to ``horizon`` rounds (changes at T/3, 2T/3)."""
-    return ndc_synthetic_env(seed, horizon=horizon, change_points=(horizon // 3, 2 * horizon // 3))
+    return ndc_synthetic_env(
+        seed, SyntheticDesign(horizon=horizon, change_points=(horizon // 3, 2 * horizon // 3))
+    )
 
 
 def _expected_delays(seed: int, replicates: int, horizon: int, low: int, high: int) -> np.ndarray:

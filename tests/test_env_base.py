@@ -12,6 +12,7 @@ from causalbandits.envs import (
     LinearSEMBandit,
     ReplicatedEnvironment,
     SemiBanditEnv,
+    SyntheticDesign,
     ndc_synthetic_env,
     synthetic_instances,
 )
@@ -64,11 +65,16 @@ ENVIRONMENTS: dict[str, Callable[[], ReplicatedEnvironment]] = {
     "linear-instances": lambda: csl_environment(
         np.random.SeedSequence(1).spawn(REPLICATES), horizon=HORIZON, n_nodes=5, change_points=(3,)
     ),
-    "semi-bandit": lambda: ndc_synthetic_env(0, horizon=HORIZON, change_points=(3,)),
-    "instances": lambda: synthetic_instances(
-        np.random.SeedSequence(1).spawn(REPLICATES), horizon=HORIZON, change_points=(3,)
+    "semi-bandit": lambda: ndc_synthetic_env(
+        0, SyntheticDesign(horizon=HORIZON, change_points=(3,))
     ),
-    "delay": lambda: FeedbackDelay(ndc_synthetic_env(0, horizon=HORIZON, change_points=()), 1, 2),
+    "instances": lambda: synthetic_instances(
+        np.random.SeedSequence(1).spawn(REPLICATES),
+        SyntheticDesign(horizon=HORIZON, change_points=(3,)),
+    ),
+    "delay": lambda: FeedbackDelay(
+        ndc_synthetic_env(0, SyntheticDesign(horizon=HORIZON, change_points=())), 1, 2
+    ),
     "covid": lambda: ItalyCovidBandit(
         covid_instance(),
         super_arm_size=2,

@@ -14,8 +14,8 @@ import pytest
 from causalbandits.experiments import (
     AlgorithmSpec,
     ExperimentSpec,
+    SpecExperiment,
     load_results,
-    make_tasks,
     read_manifest,
     run_experiment,
 )
@@ -173,7 +173,7 @@ def test_ray_backend_gives_identical_results(reference: pd.DataFrame, tmp_path: 
 def test_resume_reruns_only_the_missing_task(reference: pd.DataFrame, tmp_path: Path) -> None:
     spec = tiny_spec()
     run_experiment(spec, tmp_path, progress=False)
-    victim = make_tasks(spec)[5].id
+    victim = SpecExperiment(spec).tasks()[5].id
     task_path(tmp_path, victim).unlink()
     manifest = read_manifest(tmp_path)
     for record in manifest["tasks"]:
@@ -273,8 +273,6 @@ class TunedPolicy(CyclePolicy):
 
 
 def test_spec_extensions_reach_environment_and_policy() -> None:
-    from causalbandits.experiments.runner import build_environment, build_policy
-
     values = {"by": "deviation_budget", "values": {5: 3, 20: 7}}
     spec = tiny_spec(
         environment="tests.test_experiments_runner:instance_env",
@@ -283,15 +281,15 @@ def test_spec_extensions_reach_environment_and_policy() -> None:
         ],
         checkpoints=[1, 50, 200],
     )
-    env = build_environment(spec, 1, range(2, 4))
-    other = build_environment(spec, 1, range(3, 5))
-    assert env.instance_draws[1] == other.instance_draws[0]  # keyed by replicate
-    assert env.instance_draws[0] != env.instance_draws[1]
-    policy = build_policy(spec, 0, 1, env, range(2, 4))
-    assert policy.step == 7 and policy.env is env
-    assert build_policy(spec, 0, 0, env, range(2, 4)).step == 3
+    experiment = SpecExperiment(spec)
+    run = experiment.setup(1, "tuned", range(2, 4))
+    other = experiment.setup(1, "tuned", range(3, 5)).env
+    assert run.env.instance_draws[1] == other.instance_draws[0]  # keyed by replicate
+    assert run.env.instance_draws[0] != run.env.instance_draws[1]
+    assert run.policy.step == 7 and run.policy.env is run.env
+    assert experiment.setup(0, "tuned", range(2, 4)).policy.step == 3
     with pytest.raises(ValueError, match="no value for deviation_budget"):
-        build_policy(spec.replace(settings=[{"deviation_budget": 9}]), 0, 0, env, range(1))
+        spec.replace(settings=[{"deviation_budget": 9}])
 
 
 def test_checkpoint_lists_and_named_recorders_are_validated(tmp_path: Path) -> None:

@@ -8,11 +8,13 @@ import torch
 
 from causalbandits.estimators.gp import node_gp
 from causalbandits.estimators.gp_network import (
+    BaseSamples,
     CachedPosterior,
     GPNetwork,
     MinMaxScaler,
     NetworkAcquisition,
     NodeSpec,
+    Optimism,
     training_inputs,
 )
 
@@ -74,7 +76,7 @@ def test_zero_variance_network_is_the_composition_of_the_node_models() -> None:
 def test_exogenous_samples_enter_the_decoder_input() -> None:
     a = torch.rand(4, 3, dtype=torch.float64)
     u = torch.tensor([[0.3, 0.0, 0.0], [-1.0, 0.0, 0.0]], dtype=torch.float64)
-    values = network(exogenous=True).propagate(a, exogenous=u)
+    values = network(exogenous=True).propagate(a, samples=BaseSamples(exogenous=u))
     assert values.shape == (4, 2, 3)
     for s in range(2):
         torch.testing.assert_close(values[:, s], composed(a, u[s, 0]), rtol=0, atol=1e-12)
@@ -89,10 +91,10 @@ def test_hallucination_draws_and_noise_shift_each_node_as_documented() -> None:
     torch.testing.assert_close(out[:, 0, 0], composed(a)[:, 0] + shift)
     torch.testing.assert_close(out[:, 0], composed(a, shift))  # children see the shifted parent
     draws = torch.tensor([[2.0, 0.0, 0.0]], dtype=torch.float64)
-    out = network(variances).propagate(a, draws=draws)
+    out = network(variances).propagate(a, samples=BaseSamples(draws=draws))
     torch.testing.assert_close(out[:, 0], composed(a, 1.0))
     noise = torch.tensor([[0.0, 0.1, -0.2], [0.4, 0.0, 0.0]], dtype=torch.float64)
-    out = network().propagate(a, noise=noise)
+    out = network().propagate(a, samples=BaseSamples(noise=noise))
     assert out.shape == (2, 2, 3)
     torch.testing.assert_close(out[:, 1], composed(a, 0.4))
     expected = composed(a)
@@ -113,7 +115,7 @@ def test_training_inputs_normalise_parents_over_the_data() -> None:
 
 def test_acquisition_maps_the_decision_to_actions_and_eta() -> None:
     net = network((0.25, 0.0, 0.0))
-    acquisition = NetworkAcquisition(net, lambda x: x[..., 0], 3, beta=2.0)
+    acquisition = NetworkAcquisition(net, lambda x: x[..., 0], 3, Optimism(2.0))
     a = torch.rand(3, 3, dtype=torch.float64)
     v = torch.tensor([[1.0, 0.5, 0.5], [0.5, 0.5, 0.5], [0.0, 0.5, 0.5]], dtype=torch.float64)
     values = acquisition(torch.cat([a, v], dim=-1).unsqueeze(1))
@@ -162,9 +164,8 @@ def test_one_node_network_at_eta_one_is_botorchs_upper_confidence_bound() -> Non
         (NodeSpec((0, 1), ()),), (CachedPosterior.from_model(model),), (None,), (0,)
     )
     ones = torch.ones(1, 1, dtype=torch.float64)
-    ours = NetworkAcquisition(
-        network, lambda v: v[..., 0], 2, 5.0**0.5, hallucinate=False, fixed_eta=ones
-    )
+    optimism = Optimism(5.0**0.5, hallucinate=False, fixed_eta=ones)
+    ours = NetworkAcquisition(network, lambda v: v[..., 0], 2, optimism)
     points = torch.rand(6, 1, 2, generator=generator, dtype=torch.float64)
     with torch.no_grad():
         expected = UpperConfidenceBound(model, beta=5.0)(points)

@@ -16,6 +16,7 @@ from causalbandits.data.italy_covid import (
 from causalbandits.envs.delay import FeedbackDelay
 from causalbandits.envs.italy_covid import (
     CovidFeedback,
+    CovidPreprocessing,
     ItalyCovidBandit,
     clipped_kde_mean,
     italy_covid_instance,
@@ -244,9 +245,11 @@ def test_invalid_preprocessing_arguments(bulletins):
     with pytest.raises(ValueError, match="shift k"):
         italy_covid_instance(bulletins, shift=21)
     with pytest.raises(ValueError, match="change point"):
-        italy_covid_instance(bulletins, change_point=81)
+        italy_covid_instance(bulletins, preprocessing=CovidPreprocessing(change_point=81))
     with pytest.raises(ValueError, match="lack"):
-        italy_covid_instance(bulletins, end="2025-12-31")
+        italy_covid_instance(bulletins, preprocessing=CovidPreprocessing(end="2025-12-31"))
+    with pytest.raises(ValueError, match="window"):
+        CovidPreprocessing(window=0)
 
 
 def test_the_data_path_is_the_argument_then_the_environment_variable(tmp_path, monkeypatch):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from causalbandits.experiments.runner import validate
 from causalbandits.papers.catalogue import load_experiment
 from causalbandits.papers.mixed_sign.benchmark import RADIUS_SCALE, build_report, networks
 
@@ -14,7 +13,7 @@ def test_the_benchmark_is_in_the_catalogue_and_its_spec_builds():
     experiment = load_experiment("mixed-sign-networks", quick=True)
     spec = experiment.spec
     assert [s["instance"] for s in spec.settings] == [0, 1]
-    validate(spec)  # every environment and policy builds
+    experiment.validate()  # every environment and policy builds
     full = networks(False).spec
     assert full.horizon == 5000 and full.replicates == 10 and len(full.settings) == 4
     budgets = {a.label: a.params.get("deviation_budget") for a in full.algorithms}

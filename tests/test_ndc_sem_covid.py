@@ -27,7 +27,8 @@ from causalbandits.papers.ndc_sem.covid_report import (
     selection_dynamics,
     selection_matrix,
 )
-from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM, ValidatedSEMUCB
+from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
+from causalbandits.policies.ndc_sem_validated import LambdaValidation
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 BULLETINS = DATA / "italy_covid" / "dpc-covid19-ita-regioni.csv.gz"
@@ -186,11 +187,29 @@ def _synthetic_instance(n: int = 6, horizon: int = 30) -> CovidInstance:
     )
 
 
+def covid_policy(
+    policy_class,
+    problem,
+    shared_graph=False,
+    lam_grid=DECADE_GRID,
+    lasso_max_sweeps=1000,
+    **options,
+):
+    """NDC-SEM or SEM-UCB as the Covid experiment builds them: ``lam`` tuned online on the full
+    reward vectors (``graph_input="b"``), NDC-SEM with Table I's Covid ``(gamma, xi)``."""
+    if policy_class is NDCSEM:
+        options = {"gamma": 0.85, "xi": 0.1, **options}
+    validation = LambdaValidation(
+        lam_grid=lam_grid, lasso_max_sweeps=lasso_max_sweeps, shared_graph=shared_graph
+    )
+    return policy_class(problem, validation=validation, **{"graph_input": "b", **options})
+
+
 def _run(policy_class, instance, policy_seed: int = 11, **options):
     env = FeedbackDelay(ItalyCovidBandit(instance, super_arm_size=2), delay=3)
     env.reset([np.random.SeedSequence(4)])
-    policy = policy_class(
-        env.problem, lam_grid=(1e-2, 1e-1, 1.0, 10.0), lasso_max_sweeps=50, **options
+    policy = covid_policy(
+        policy_class, env.problem, lam_grid=(1e-2, 1e-1, 1.0, 10.0), lasso_max_sweeps=50, **options
     )
     policy.reset([np.random.SeedSequence(policy_seed)])
 
@@ -208,17 +227,19 @@ def _run(policy_class, instance, policy_seed: int = 11, **options):
 
 def test_both_policies_learn_the_same_graphs_and_are_deterministic():
     instance = _synthetic_instance()
-    ndc = _run(ValidatedNDCSEM, instance)
-    sem = _run(ValidatedSEMUCB, instance)
+    ndc = _run(NDCSEM, instance)
+    sem = _run(SEMUCB, instance)
     np.testing.assert_array_equal(ndc[1], sem[1])  # lambda(t): decisions do not matter
     np.testing.assert_allclose(ndc[2], sem[2])
-    again = _run(ValidatedNDCSEM, instance)
+    again = _run(NDCSEM, instance)
     for first, second in zip(ndc, again, strict=True):
         np.testing.assert_array_equal(first, second)
     assert np.all(ndc[0].sum(axis=1) <= 2)
     assert not np.array_equal(ndc[0], sem[0])
     with pytest.raises(ValueError, match="validation days"):
-        ValidatedNDCSEM(dataclasses.replace(ItalyCovidBandit(instance).problem, validation=None))
+        covid_policy(
+            NDCSEM, dataclasses.replace(ItalyCovidBandit(instance).problem, validation=None)
+        )
 
 
 def test_selection_matrix_reads_the_selected_column():

@@ -24,10 +24,10 @@ from causalbandits.papers.ndc_sem.covid import (
     exploration_pairs,
 )
 from causalbandits.papers.ndc_sem.covid_report import choose_exploration, tuning_summary
-from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM
+from causalbandits.policies.ndc_sem import NDCSEM
 from causalbandits.random import Stream, policy_stream
 
-from .test_ndc_sem_covid import BULLETINS, _synthetic_instance
+from .test_ndc_sem_covid import BULLETINS, _synthetic_instance, covid_policy
 
 LAM_GRID = (1e-2, 1e-1, 1.0, 10.0)
 # Table I's pair, two near-greedy pairs and a heavy explorer: different decisions
@@ -55,10 +55,10 @@ def _days(env, policy, replicates: int = 1, entropy: tuple[int, int] = (4, 11)):
 
 
 def _single_run(instance, gamma, xi):
-    """One ordinary ValidatedNDCSEM run (its own graph learner) with one pair, fresh seeds."""
+    """One ordinary NDC-SEM run (its own graph learner) with one pair, fresh seeds."""
     env = _env(instance)
-    policy = ValidatedNDCSEM(
-        env.problem, gamma=gamma, xi=xi, lam_grid=LAM_GRID, lasso_max_sweeps=30
+    policy = covid_policy(
+        NDCSEM, env.problem, gamma=gamma, xi=xi, lam_grid=LAM_GRID, lasso_max_sweeps=30
     )
     actions, final = _days(env, policy)
     return actions[:, 0], final, env.estimated_overall_rewards(actions, final)[:, 0]
@@ -67,7 +67,8 @@ def _single_run(instance, gamma, xi):
 def _batched_run(instance, gammas, xis):
     """All pairs as replicates of one policy with one shared graph learner (the tuning run)."""
     env = _env(instance)
-    policy = ValidatedNDCSEM(
+    policy = covid_policy(
+        NDCSEM,
         env.problem,
         gamma=gammas,
         xi=xis,
@@ -172,12 +173,12 @@ def test_bad_per_replicate_constants_are_rejected():
         DiscountedArmStatistics(2, 4, 0.5, np.array([0.1, np.nan]), super_arm_size=2)
     problem = ItalyCovidBandit(_synthetic_instance(), super_arm_size=2).problem
     with pytest.raises(ValueError, match="one value per replicate"):
-        ValidatedNDCSEM(problem, gamma=[0.5, 0.9], xi=[0.1, 0.2, 0.3])
-    policy = ValidatedNDCSEM(problem, gamma=[0.5, 0.9], xi=0.1)
+        covid_policy(NDCSEM, problem, gamma=[0.5, 0.9], xi=[0.1, 0.2, 0.3])
+    policy = covid_policy(NDCSEM, problem, gamma=[0.5, 0.9], xi=0.1)
     with pytest.raises(ValueError, match="one value per replicate"):
         policy.reset(copies(0, 3))
     with pytest.raises(ValueError, match="graph_input='b'"):
-        ValidatedNDCSEM(problem, graph_input="z", shared_graph=True)
+        covid_policy(NDCSEM, problem, graph_input="z", shared_graph=True)
 
 
 def test_equal_seeds_give_equal_reward_samples_and_policy_draws():
@@ -189,7 +190,7 @@ def test_equal_seeds_give_equal_reward_samples_and_policy_draws():
     single = _env(instance)
     single.reset([np.random.SeedSequence(4, spawn_key=(0, 2, int(Stream.SAMPLE)))])
     np.testing.assert_array_equal(draws[:, 0], single.instantaneous[:, 0])
-    policy = ValidatedNDCSEM(env.problem, gamma=[0.5] * 5, xi=[0.1] * 5, shared_graph=True)
+    policy = covid_policy(NDCSEM, env.problem, gamma=[0.5] * 5, xi=[0.1] * 5, shared_graph=True)
     policy.reset(copies(11, 5))
     assert np.all(policy.h == policy.h[:1])  # the same H for every replicate
     # one shared SeedSequence object would not do: reset spawns from it

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from causalbandits.envs import FeedbackDelay, ndc_synthetic_env
+from causalbandits.envs import FeedbackDelay, SyntheticDesign, ndc_synthetic_env
 from causalbandits.envs.semibandit_instances import SemiBanditInstances, synthetic_instances
 from causalbandits.experiments.recorders import RECORDERS, LockIns, default_recorders
 from causalbandits.experiments.simulate import simulate
@@ -52,7 +52,10 @@ def _small(**changes: object) -> SyntheticExperiment:
 
 def test_oracle_has_zero_regret_under_delay() -> None:
     env = FeedbackDelay(
-        ndc_synthetic_env(np.random.default_rng(4), horizon=300, change_points=(100, 200)), 7
+        ndc_synthetic_env(
+            np.random.default_rng(4), SyntheticDesign(horizon=300, change_points=(100, 200))
+        ),
+        7,
     )
     env.reset(replicate_seeds(0, 0, range(3), 0))
     oracle = Oracle.from_environment(env)
@@ -65,8 +68,7 @@ def test_oracle_has_zero_regret_under_delay() -> None:
 def test_oracle_follows_per_replicate_instances_and_rejects_bad_input() -> None:
     env = synthetic_instances(
         [np.random.SeedSequence(1, spawn_key=(0, r)) for r in range(3)],
-        horizon=120,
-        change_points=(40, 80),
+        SyntheticDesign(horizon=120, change_points=(40, 80)),
     )
     env.reset(replicate_seeds(0, 0, range(3), 0))
     oracle = Oracle.from_environment(env)
@@ -87,12 +89,14 @@ def test_oracle_follows_per_replicate_instances_and_rejects_bad_input() -> None:
 
 def test_instances_match_one_environment_per_instance() -> None:
     seeds = [np.random.SeedSequence(3, spawn_key=(0, r)) for r in range(2)]
-    batch = synthetic_instances(seeds, horizon=60, change_points=(20, 40))
+    batch = synthetic_instances(seeds, SyntheticDesign(horizon=60, change_points=(20, 40)))
     noise = replicate_seeds(5, 0, range(2), 0)
     batch.reset(noise)
     singles = []
     for r in range(2):
-        env = ndc_synthetic_env(np.random.default_rng(seeds[r]), horizon=60, change_points=(20, 40))
+        env = ndc_synthetic_env(
+            np.random.default_rng(seeds[r]), SyntheticDesign(horizon=60, change_points=(20, 40))
+        )
         env.reset([noise[r]])
         singles.append(env)
     rng = np.random.default_rng(0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from causalbandits.envs import FeedbackDelay, SemiBanditEnv, ndc_synthetic_env
+from causalbandits.envs import FeedbackDelay, SemiBanditEnv, SyntheticDesign, ndc_synthetic_env
 from causalbandits.experiments.simulate import simulate
 from causalbandits.policies import CTS, CUCB, NDCSEM, SEMUCB, FTRLHybrid, RandomSuperArm
 from causalbandits.policies.ndc_sem import (
@@ -36,7 +36,11 @@ def test_initialisation_matrix_is_unit_triangular_with_feasible_columns(n: int, 
 
 def test_delayed_arrivals_are_padded_per_replicate() -> None:
     env = FeedbackDelay(
-        ndc_synthetic_env(np.random.default_rng(0), horizon=20, change_points=(5,)), 2, 4
+        ndc_synthetic_env(
+            np.random.default_rng(0), SyntheticDesign(horizon=20, change_points=(5,))
+        ),
+        2,
+        4,
     )
     env.reset(replicate_seeds(0, 0, range(3), 0))
     seen = 0
@@ -53,7 +57,9 @@ def test_delayed_arrivals_are_padded_per_replicate() -> None:
 
 
 def test_ndc_sem_learns_the_graph_and_beats_random_play() -> None:
-    env = ndc_synthetic_env(np.random.default_rng(0), horizon=1500, change_points=(800,))
+    env = ndc_synthetic_env(
+        np.random.default_rng(0), SyntheticDesign(horizon=1500, change_points=(800,))
+    )
     policy, result = _run(env, NDCSEM)
     assert ((policy.adjacency - env.adjacency) ** 2).mean() < 1e-3
     _, random_result = _run(env, RandomSuperArm)
@@ -63,7 +69,10 @@ def test_ndc_sem_learns_the_graph_and_beats_random_play() -> None:
 @pytest.mark.parametrize("policy_class", [NDCSEM, SEMUCB, CUCB, CTS, FTRLHybrid, RandomSuperArm])
 def test_every_policy_plays_feasible_super_arms_under_delay(policy_class) -> None:
     env = FeedbackDelay(
-        ndc_synthetic_env(np.random.default_rng(3), horizon=300, change_points=(5,)), 20
+        ndc_synthetic_env(
+            np.random.default_rng(3), SyntheticDesign(horizon=300, change_points=(5,))
+        ),
+        20,
     )
     env.reset(replicate_seeds(0, 0, range(2), 0))
     policy = policy_class(env.problem)
@@ -92,7 +101,10 @@ def test_start_rule_plays_h_once_then_random_ties_or_cycles_h_until_n_plus_d() -
     ``start_rule="cycle"`` plays H's columns again."""
     n, delay = 10, 25
     env = FeedbackDelay(
-        ndc_synthetic_env(np.random.default_rng(3), horizon=100, change_points=(5,)), delay
+        ndc_synthetic_env(
+            np.random.default_rng(3), SyntheticDesign(horizon=100, change_points=(5,))
+        ),
+        delay,
     )
     default, cycle = NDCSEM(env.problem), NDCSEM(env.problem, start_rule="cycle")
     assert (default.start_rule, default.initial_rounds) == ("random", n)
@@ -114,7 +126,9 @@ def test_start_rule_plays_h_once_then_random_ties_or_cycles_h_until_n_plus_d() -
 
 
 def test_bad_settings_are_rejected() -> None:
-    problem = ndc_synthetic_env(np.random.default_rng(0), horizon=10, change_points=(5,)).problem
+    problem = ndc_synthetic_env(
+        np.random.default_rng(0), SyntheticDesign(horizon=10, change_points=(5,))
+    ).problem
     with pytest.raises(ValueError, match="graph_input"):
         NDCSEM(problem, graph_input="x")
     with pytest.raises(ValueError, match="start_rule"):
@@ -132,7 +146,10 @@ def test_counting_plays_in_flight_changes_nothing_without_delay(delay: int) -> N
     """count_pending (not in the paper) only differs while feedback is in flight: with D = 0
     every play has arrived by the next decision, so the regret path is NDC-SEM's."""
     env = FeedbackDelay(
-        ndc_synthetic_env(np.random.default_rng(3), horizon=600, change_points=(300,)), delay
+        ndc_synthetic_env(
+            np.random.default_rng(3), SyntheticDesign(horizon=600, change_points=(300,))
+        ),
+        delay,
     )
     _, plain = _run(env, NDCSEM, xi=1e-3)
     policy, pending = _run(env, NDCSEM, xi=1e-3, count_pending=True)
@@ -144,7 +161,10 @@ def test_counting_plays_in_flight_changes_nothing_without_delay(delay: int) -> N
 def test_the_presets_are_compositions_of_one_policy() -> None:
     """NDCSEM and SEMUCB are SEMSemiBandit with their index and graph learner."""
     env = FeedbackDelay(
-        ndc_synthetic_env(np.random.default_rng(3), horizon=200, change_points=(100,)), 15
+        ndc_synthetic_env(
+            np.random.default_rng(3), SyntheticDesign(horizon=200, change_points=(100,))
+        ),
+        15,
     )
     graph = LassoGraph(lam=1e-2, sweeps=5)
     pairs = [

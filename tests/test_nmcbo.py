@@ -41,8 +41,9 @@ def fitted() -> NMCBO:
 def start(policy: NMCBO, count: int, seed: int = 0):
     generator = torch.Generator().manual_seed(seed)
     params = policy.nets.initial(count, generator)
-    noise = policy.hallucination().noise(policy.max_steps * policy.batch_size, generator)
-    return params, noise.reshape(policy.max_steps, policy.batch_size, policy.n_nodes)
+    steps, batch = policy.options.max_steps, policy.options.batch_size
+    noise = policy.hallucination().noise(steps * batch, generator)
+    return params, noise.reshape(steps, batch, policy.n_nodes)
 
 
 @pytest.mark.parametrize("stopping", ["expma", "fixed"])
@@ -60,7 +61,7 @@ def test_batched_reinitialisations_equal_looped_ones(fitted: NMCBO, stopping: st
     if stopping == "expma":
         assert steps.min() >= 11 and len(steps.unique()) > 1  # stopped one by one
     else:
-        assert torch.all(steps == fitted.max_steps)
+        assert torch.all(steps == fitted.options.max_steps)
     selection = hallucination.noise(50, torch.Generator().manual_seed(1))
     scores = hallucination.score(batched, selection, max_points=100)
     alone = torch.cat([hallucination.score(t, selection) for t, _ in looped])
@@ -110,7 +111,7 @@ def test_eta_lies_in_the_unit_interval_and_is_one_at_the_target(fitted: NMCBO) -
         actions = fitted.nets.actions(params).unsqueeze(1).expand(5, len(draws), 2)
         w = node_inputs(network.specs[1], actions, values[..., :1], network.scalers[1])
         mean, std = network.marginals[1](w)
-    torch.testing.assert_close(values[..., 1], mean + fitted.beta * std + draws[:, 1])
+    torch.testing.assert_close(values[..., 1], mean + fitted.options.beta * std + draws[:, 1])
 
 
 def test_a_composite_objective_learns_every_eta() -> None:
@@ -162,8 +163,8 @@ def test_warm_starts_join_the_random_initialisations(fitted: NMCBO) -> None:
 
 
 def test_batch_size_follows_the_reference_runner() -> None:
-    assert NMCBO(dropwave(sigma=0.05, horizon=5).problem).batch_size == 32
-    assert NMCBO(dropwave(sigma=0.0005, horizon=5).problem).batch_size == 2
+    assert NMCBO(dropwave(sigma=0.05, horizon=5).problem).options.batch_size == 32
+    assert NMCBO(dropwave(sigma=0.0005, horizon=5).problem).options.batch_size == 2
 
 
 def test_bad_input_is_refused() -> None:

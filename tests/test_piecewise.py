@@ -4,6 +4,7 @@ import pytest
 from causalbandits.envs import ActionSet, LinearSEMBandit, negated_interventions
 from causalbandits.envs.piecewise import (
     ChangeRecord,
+    MechanismChange,
     PiecewiseStationaryBandit,
     change_mechanisms,
     optimal_arms,
@@ -132,10 +133,11 @@ def test_works_on_a_general_linear_sem_bandit():
 
 def test_change_mechanisms_reports_its_columns():
     env = random_csl_bandit(5, 10, 3)
-    new, changed = change_mechanisms(env.sem, env.actions, env.reward_node, 1, rng=0)
+    one = MechanismChange(n_columns=1)
+    new, changed = change_mechanisms(env.sem, env.actions, env.reward_node, rng=0, change=one)
     assert changed and set(changed) == _changed_columns(env.sem, new)
     with pytest.raises(ValueError, match="n_columns"):
-        change_mechanisms(env.sem, env.actions, env.reward_node, 0)
+        MechanismChange(n_columns=0)
 
 
 def test_impossible_changes_raise():

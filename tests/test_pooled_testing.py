@@ -303,13 +303,13 @@ def test_period_dynamics_by_hand():
     quarantined = 0.02 * 0.8 + 0.9 * 0.05 + 0.08 * 0.05  # 0.065
     growth = 2 ** (14 / 3 * free_s / (free_s + free_i + free_r))  # alpha^(14 frac_sus)
     new = free_i * (growth - 1)
-    out = ct.period_dynamics(i, s, r, qfnr, qfpr, tests)
+    out = ct.period_dynamics(i, s, r, pt.TestProperties(qfnr, qfpr, tests))
     assert math.isclose(out.loss, 0.001 * 0.3 + 0.01 * quarantined + new, rel_tol=1e-12)
     assert math.isclose(out.infected, new, rel_tol=1e-12)
     assert math.isclose(out.susceptible, 0.9 - new, rel_tol=1e-12)
     assert math.isclose(out.recovered, 0.1, rel_tol=1e-12)
     assert math.isclose(new, 0.004 * (2 ** (14 / 3 * 0.855 / 0.935) - 1), rel_tol=1e-12)
-    nobody_free = ct.period_dynamics(0.5, 0.5, 0.0, 0.0, 1.0, 0.1)
+    nobody_free = ct.period_dynamics(0.5, 0.5, 0.0, pt.TestProperties(0.0, 1.0, 0.1))
     assert nobody_free.infected == 0 and math.isclose(nobody_free.loss, 0.0001 + 0.01)
 
 
@@ -334,7 +334,7 @@ def test_network_structure_and_mechanisms(small_table):
     i, s, r = ct.INITIAL_INFECTED, ct.INITIAL_SUSCEPTIBLE, 0.0
     for t in range(3):
         props = small_table(i, ct.pool_size(a[t]))
-        out = ct.period_dynamics(i, s, r, *props)
+        out = ct.period_dynamics(i, s, r, props)
         assert np.allclose(x[3 * t : 3 * t + 3], 100 * np.array([*out[:2], out[3]]))
         i, s, r = out.infected, out.susceptible, out.recovered
     # noisy parents outside [0, 100] are read clipped: I in [0, 1], S in [0, 1 - I]
@@ -342,7 +342,7 @@ def test_network_structure_and_mechanisms(small_table):
     u[0], u[1] = 150.0, 40.0
     clipped = net.evaluate(a, u)
     props = small_table(1.0, ct.pool_size(a[1]))
-    out = ct.period_dynamics(1.0, 0.0, 0.0, *props)
+    out = ct.period_dynamics(1.0, 0.0, 0.0, props)
     assert np.allclose(clipped[3:6], 100 * np.array([*out[:2], out[3]]))
 
 

@@ -9,6 +9,7 @@ from causalbandits.envs.semibandit import (
     Bernoulli,
     SemiBanditEnv,
     SemiBanditFeedback,
+    SyntheticDesign,
     Uniform,
     adjacency_from_weights,
     ndc_synthetic_env,
@@ -170,7 +171,7 @@ def test_synthetic_experiment_follows_section_5_1(rng):
 def test_incumbent_drop_sinks_the_optimal_arms_at_every_change_point(seed):
     """``change="incumbent-drop"``: the arms optimal before a change point get means in the
     lowest quarter of the range; the other arms are redrawn (not kept, unlike ``"redraw"``)."""
-    env = ndc_synthetic_env(np.random.default_rng(seed), change="incumbent-drop")
+    env = ndc_synthetic_env(np.random.default_rng(seed), SyntheticDesign(change="incumbent-drop"))
     low, high = MEAN_RANGE
     ceiling = low + DROP_FRACTION * (high - low)
     for k, (before, after) in enumerate(itertools.pairwise(env.optimal_actions)):
@@ -188,9 +189,11 @@ def test_incumbent_drop_sinks_the_optimal_arms_at_every_change_point(seed):
 def test_bad_mean_schedules_are_rejected():
     weights = np.ones(6)
     with pytest.raises(ValueError, match="change must be"):
-        synthetic_means(weights, 2, 3, 0, change="swap")
+        SyntheticDesign(change="swap")
     with pytest.raises(ValueError, match="n_redraw"):
-        synthetic_means(weights, 2, 3, 0, n_redraw=2, change="incumbent-drop")
+        SyntheticDesign(n_redraw=2, change="incumbent-drop")
+    with pytest.raises(ValueError, match="n_redraw"):
+        synthetic_means(weights, SyntheticDesign(n_redraw=7), 0)
 
 
 def test_the_round_loop_runs_an_oracle_with_zero_regret(rng):

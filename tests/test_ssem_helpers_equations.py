@@ -6,12 +6,18 @@ moments (decisions: ssem-ucb 5)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from causalbandits.estimators import jets, taylor_moments
-from causalbandits.estimators.dictionary_lasso import DictionaryLasso, soft_threshold_lasso
+from causalbandits.estimators.dictionary_lasso import (
+    DictionaryLasso,
+    DictionaryLassoOptions,
+    soft_threshold_lasso,
+)
+from causalbandits.estimators.expansion import Expansion
 from causalbandits.estimators.jets import Monomials, reward_jets
 from causalbandits.estimators.taylor_moments import (
     PowerSums,
@@ -210,10 +216,14 @@ def test_reward_jets_do_not_depend_on_the_block_size(monkeypatch) -> None:
         weights[:, i, j] = rng.uniform(-0.4, 0.4, (2, MIXED.size))
     centres = rng.uniform(0.2, 0.8, (2, 4))
     arms = np.array([[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]])
-    whole = reward_jets(weights, MIXED, centres, arms, 2)
+    whole = reward_jets(weights, Expansion(dictionary=MIXED), centres, arms, 2)
     monkeypatch.setattr(jets, "JET_CHUNK", 2)
-    np.testing.assert_array_equal(reward_jets(weights, MIXED, centres, arms, 2), whole)
-    cyclic = reward_jets(weights, MIXED, centres, arms, 2, upper_triangular=False)
+    np.testing.assert_array_equal(
+        reward_jets(weights, Expansion(dictionary=MIXED), centres, arms, 2), whole
+    )
+    cyclic = reward_jets(
+        weights, Expansion(dictionary=MIXED, upper_triangular=False), centres, arms, 2
+    )
     np.testing.assert_allclose(cyclic, whole, atol=1e-12)
 
 
@@ -224,9 +234,10 @@ def test_cyclic_jets_of_replicates_together_equal_each_alone() -> None:
     cycle[1, 0, 2], cycle[1, 2, 1], cycle[1, 1, 0] = -0.2, 0.6, 0.1
     centres = np.array([[1.0, 0.5, 0.2], [0.3, 0.9, 0.4]])
     arms = np.array([[0, 1], [1, 2]])
-    together = reward_jets(cycle, linear, centres, arms, 2, upper_triangular=False)
+    cyclic = Expansion(dictionary=linear, upper_triangular=False)
+    together = reward_jets(cycle, cyclic, centres, arms, 2)
     for r in range(2):
-        alone = reward_jets(cycle[r : r + 1], linear, centres[r : r + 1], arms, 2, False)
+        alone = reward_jets(cycle[r : r + 1], cyclic, centres[r : r + 1], arms, 2)
         np.testing.assert_allclose(together[r], alone[0], rtol=1e-12, atol=1e-14)
 
 
@@ -237,10 +248,11 @@ def test_cyclic_jets_pass_the_tolerance_and_iteration_cap_to_the_solver() -> Non
     cycle = np.zeros((1, 3, 3, 2))
     cycle[0, 0, 1] = cycle[0, 1, 2] = cycle[0, 2, 0] = [0.3, 0.2]
     centres, arms = np.full((1, 3), 0.7), np.array([[0, 1, 2]])
-    exact = reward_jets(cycle, sine, centres, arms, 1, upper_triangular=False)
+    cyclic = Expansion(dictionary=sine, upper_triangular=False)
+    exact = reward_jets(cycle, cyclic, centres, arms, 1)
     with pytest.raises(ConvergenceError, match="did not converge in 3 iterations"):
-        reward_jets(cycle, sine, centres, arms, 1, upper_triangular=False, max_iter=3)
-    loose = reward_jets(cycle, sine, centres, arms, 1, upper_triangular=False, tol=1e-1)
+        reward_jets(cycle, replace(cyclic, max_iter=3), centres, arms, 1)
+    loose = reward_jets(cycle, replace(cyclic, tol=1e-1), centres, arms, 1)
     assert abs(loose[0, 0, 0] - exact[0, 0, 0]) > 1e-4
 
 
@@ -264,7 +276,8 @@ def test_tuned_lasso_finds_the_graph_of_the_target_density_and_its_residual() ->
     ``||y - F(y) - z||^2`` is 0 (for the empty fit: ``||y - z||^2``)."""
     rng = np.random.default_rng(0)
     linear = Dictionary.from_names("linear")
-    lasso = DictionaryLasso(1, 3, linear, lam=1e-6, target_density=2 / 3)
+    tuned = DictionaryLassoOptions(lam=1e-6, target_density=2 / 3)
+    lasso = DictionaryLasso(1, 3, linear, options=tuned)
     empty = DictionaryLasso(1, 3, linear)
 
     def round_of(z: np.ndarray) -> np.ndarray:

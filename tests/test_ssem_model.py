@@ -17,9 +17,10 @@ from causalbandits.envs.separable_instances import (
     linearisation_error,
     trial_environment,
 )
-from causalbandits.envs.separable_semibandit import SeparableSemiBandit
+from causalbandits.envs.separable_semibandit import SeparableBanditConfig, SeparableSemiBandit
 from causalbandits.envs.super_arms import all_super_arms, count_super_arms, members
 from causalbandits.estimators.dictionary_lasso import DictionaryLasso
+from causalbandits.estimators.expansion import Expansion
 from causalbandits.estimators.jets import monomials, reward_jets
 from causalbandits.random import Stream, replicate_seeds
 from causalbandits.scm.basis import (
@@ -118,7 +119,8 @@ def test_jets_are_the_closed_form_taylor_coefficients() -> None:
     c, a = 0.6, np.array([[0.3, 0.45]])
     weights = np.zeros((1, 2, 2, 1))
     weights[0, 0, 1, 0] = c
-    coefficients = reward_jets(weights, dictionary, a, np.array([[1]]), degree=4)[0, 0]
+    expansion = Expansion(dictionary=dictionary)
+    coefficients = reward_jets(weights, expansion, a, np.array([[1]]), degree=4)[0, 0]
     derivatives = SINE.derivatives(np.array([a[0, 1]]), 4)[:, 0]
     expected = [c * derivatives[n] / factorial(n) for n in range(5)]
     expected[0] += a[0, 1]  # r = y0 + y1 with y1 = a1 + delta and y0 = c sin(2 pi y1)
@@ -132,7 +134,7 @@ def test_jets_match_finite_differences_of_the_reward_map() -> None:
     sem = SeparableSEM(weights, MIXED)
     centre = rng.uniform(0.2, 0.8, (1, 5))
     arms = np.array([[0, 2, 4]])
-    coefficients = reward_jets(weights, MIXED, centre, arms, degree=2)[0, 0]
+    coefficients = reward_jets(weights, Expansion(dictionary=MIXED), centre, arms, degree=2)[0, 0]
     basis = monomials(3, 2)
 
     def reward(delta: np.ndarray) -> float:
@@ -167,18 +169,20 @@ def test_jet_fixed_point_matches_the_backward_sweep_and_a_linear_cycle() -> None
     weights = random_dag(rng, 5, MIXED)[None]
     centre = rng.uniform(0, 1, (1, 5))
     arms = members(all_super_arms(5, 3, exact=True))
-    sweep = reward_jets(weights, MIXED, centre, arms, 3)
-    fixed = reward_jets(weights, MIXED, centre, arms, 3, upper_triangular=False)
+    sweep = reward_jets(weights, Expansion(dictionary=MIXED), centre, arms, 3)
+    cyclic = Expansion(dictionary=MIXED, upper_triangular=False)
+    fixed = reward_jets(weights, cyclic, centre, arms, 3)
     np.testing.assert_allclose(fixed, sweep, atol=1e-12)
     linear = Dictionary.from_names("linear")
     cycle = np.zeros((1, 3, 3, 1))
     cycle[0, 0, 1], cycle[0, 1, 2], cycle[0, 2, 0] = 0.5, 0.4, 0.3
-    jets = reward_jets(cycle, linear, np.ones((1, 3)), np.array([[0, 1, 2]]), 2, False)[0, 0]
+    cyclic = Expansion(dictionary=linear, upper_triangular=False)
+    jets = reward_jets(cycle, cyclic, np.ones((1, 3)), np.array([[0, 1, 2]]), 2)[0, 0]
     effects = np.linalg.solve((np.eye(3) - cycle[0, ..., 0]).T, np.ones(3))
     np.testing.assert_allclose(jets[1:4], effects)
     np.testing.assert_allclose(jets[4:], 0, atol=1e-12)
     with pytest.raises(ConvergenceError):
-        reward_jets(4 * cycle, linear, np.ones((1, 3)), np.array([[0, 1, 2]]), 2, False)
+        reward_jets(4 * cycle, cyclic, np.ones((1, 3)), np.array([[0, 1, 2]]), 2)
 
 
 def test_cyclic_jets_are_the_taylor_polynomial_of_the_cyclic_reward_map() -> None:
@@ -192,7 +196,8 @@ def test_cyclic_jets_are_the_taylor_polynomial_of_the_cyclic_reward_map() -> Non
     sem = SeparableSEM(weights, MIXED)
     centre = rng.uniform(0.2, 0.8, (1, n))
     arms = np.array([[0, 2, 3]])
-    coefficients = reward_jets(weights, MIXED, centre, arms, 3, upper_triangular=False)[0, 0]
+    cyclic = Expansion(dictionary=MIXED, upper_triangular=False)
+    coefficients = reward_jets(weights, cyclic, centre, arms, 3)[0, 0]
     exponents = monomials(3, 3).exponents
     direction = np.array([0.7, -0.4, 0.5])
 
@@ -245,7 +250,8 @@ def linear_environment(**options) -> SeparableSemiBandit:
     adjacency[0, 2], adjacency[1, 3], adjacency[0, 3] = 0.5, 0.6, 0.4
     sem = SeparableSEM(adjacency[None, ..., None], Dictionary.from_names("linear"))
     law = NormalArms(np.array([[0.5, 0.3, 0.6, 0.4]]), np.full((1, 4), 0.1))
-    return SeparableSemiBandit(sem, law, 2, 50, mc_samples=20000, **options)
+    config = SeparableBanditConfig(super_arm_size=2, horizon=50, mc_samples=20000, **options)
+    return SeparableSemiBandit(sem, law, config)
 
 
 def test_environment_payoffs_match_the_linear_closed_form() -> None:
@@ -287,7 +293,8 @@ def test_trial_one_instances_pass_the_nonlinearity_test() -> None:
     signals = law.quantile(np.random.default_rng(1).random((1, 1000, 10)))
     arms = all_super_arms(10, 6)
     error = linearisation_error(sem, signals, arms)[0]
-    best = SeparableSemiBandit(sem, law, 6, 1, mc_samples=1000).optimal_value[0]
+    config = SeparableBanditConfig(super_arm_size=6, horizon=1, mc_samples=1000)
+    best = SeparableSemiBandit(sem, law, config).optimal_value[0]
     assert error > 0.09 * best  # the test's 0.1 up to the Monte Carlo error of 1000 samples
     # a linear SEM has no linearisation error, so no linear instance is ever accepted
     linear = SeparableSEM(weights[..., :1], LINEAR_SANITY.dictionary)

@@ -11,8 +11,9 @@ import pytest
 
 from causalbandits.envs.base_arms import EmpiricalArms, NormalArms
 from causalbandits.envs.separable_instances import TRIAL_1, TrialDesign, trial_environment
-from causalbandits.envs.separable_semibandit import SeparableSemiBandit
+from causalbandits.envs.separable_semibandit import SeparableBanditConfig, SeparableSemiBandit
 from causalbandits.envs.super_arms import all_super_arms, members
+from causalbandits.estimators.expansion import Expansion
 from causalbandits.estimators.finite_differences import (
     central_stencil,
     finite_difference_jets,
@@ -28,7 +29,7 @@ from causalbandits.papers.ssem_ucb.trials import (
     finite_difference_step,
     preset,
 )
-from causalbandits.policies.q_search import SSEMUCBQSearch, remainder_bounds
+from causalbandits.policies.q_search import QSearchOptions, SSEMUCBQSearch, remainder_bounds
 from causalbandits.policies.ssem_ucb import SSEMUCBJO
 from causalbandits.random import replicate_seeds
 from causalbandits.scm.basis import Dictionary
@@ -50,16 +51,10 @@ def quadratic_chain(replicates: int = 1) -> tuple[SeparableSEM, NormalArms]:
 
 def chain_environment(placement: str, noise: float, replicates: int = 1, **options):
     sem, law = quadratic_chain(replicates)
-    return SeparableSemiBandit(
-        sem,
-        law,
-        2,
-        100,
-        model_noise=noise,
-        noise_placement=placement,
-        mc_seeds=[0] * replicates,
-        **options,
+    config = SeparableBanditConfig(
+        super_arm_size=2, horizon=100, model_noise=noise, noise_placement=placement, **options
     )
+    return SeparableSemiBandit(sem, law, config, mc_seeds=[0] * replicates)
 
 
 def test_observation_noise_leaves_the_expected_payoffs_noise_free() -> None:
@@ -79,12 +74,13 @@ def test_observation_noise_payoffs_are_the_noise_free_solution_exactly() -> None
     sem, _ = quadratic_chain()
     signals = np.array([0.3, 0.6, 0.45, 0.8])
     law = EmpiricalArms([np.array([v]) for v in signals])
-    env = SeparableSemiBandit(
-        sem, law, 2, 10, model_noise=0.3, noise_placement="observation", mc_samples=50
+    config = SeparableBanditConfig(
+        super_arm_size=2, horizon=10, model_noise=0.3, noise_placement="observation", mc_samples=50
     )
+    env = SeparableSemiBandit(sem, law, config)
     solved = sem.solve((env.super_arms * signals)[None])[0].sum(axis=-1)
     np.testing.assert_allclose(env.expected_payoffs[0], solved, rtol=1e-14, atol=1e-15)
-    model = SeparableSemiBandit(sem, law, 2, 10, model_noise=0.3, mc_samples=50)
+    model = SeparableSemiBandit(sem, law, replace(config, noise_placement="model"))
     assert np.abs(model.expected_payoffs[0] - solved).max() > 0.01
 
 
@@ -188,8 +184,9 @@ def degree_errors(step: float, degree: int) -> np.ndarray:
     the exact jets, on every super arm of size 4 of :func:`smooth_sem`: ``(degree + 1,)``."""
     weights, centres = smooth_sem()
     arms = members(all_super_arms(6, 4, exact=True))
-    exact = reward_jets(weights, SMOOTH, centres, arms, degree)
-    approx = finite_difference_jets(weights, SMOOTH, centres, arms, degree, step=step)
+    exact = reward_jets(weights, Expansion(dictionary=SMOOTH), centres, arms, degree)
+    numeric = Expansion(dictionary=SMOOTH, derivatives="finite-difference", fd_step=step)
+    approx = finite_difference_jets(weights, numeric, centres, arms, degree)
     total = monomials(4, degree).total_degree
     error = np.abs(approx - exact)
     return np.array([error[..., total == d].max() for d in range(degree + 1)])
@@ -211,22 +208,18 @@ def test_finite_differences_of_a_cyclic_sem_match_the_jets() -> None:
     weights[0, 0, 1, 2], weights[0, 1, 2, 1], weights[0, 2, 0, 0] = 0.5, 0.4, 0.3  # a cycle
     centres = np.array([[0.4, 0.5, 0.6]])
     arms = np.array([[0, 2], [1, 2]])
-    exact = reward_jets(weights, SMOOTH, centres, arms, 3, upper_triangular=False)
-    approx = taylor_coefficients(
-        weights, SMOOTH, centres, arms, 3, False, "finite-difference", 1e-2
-    )
+    cyclic = Expansion(dictionary=SMOOTH, upper_triangular=False)
+    exact = reward_jets(weights, cyclic, centres, arms, 3)
+    numeric = replace(cyclic, derivatives="finite-difference", fd_step=1e-2)
+    approx = taylor_coefficients(weights, numeric, centres, arms, 3)
     np.testing.assert_allclose(approx, exact, atol=2e-4)
 
 
 def test_derivative_options_are_checked() -> None:
-    weights, centres = smooth_sem(1)
-    arms = np.array([[0, 1]])
     with pytest.raises(ValueError, match="derivatives must be"):
-        taylor_coefficients(weights, SMOOTH, centres, arms, 2, derivatives="numeric")
+        Expansion(dictionary=SMOOTH, derivatives="numeric")
     with pytest.raises(ValueError, match="step must be > 0"):
-        taylor_coefficients(
-            weights, SMOOTH, centres, arms, 2, derivatives="finite-difference", step=0
-        )
+        Expansion(dictionary=SMOOTH, derivatives="finite-difference", fd_step=0)
     problem = SimpleProblem()
     with pytest.raises(ValueError, match="derivatives must be"):
         SSEMUCBJO(problem, derivatives="symbolic")
@@ -241,7 +234,8 @@ def smooth_environment(horizon: int = 60) -> SeparableSemiBandit:
     weights[0, 3, 1], weights[1, 4, 2], weights[2, 4, 1], weights[0, 2, 0] = 0.8, 0.6, 0.5, 0.4
     sem = SeparableSEM(weights[None], SMOOTH)
     law = NormalArms(np.array([[0.3, 0.6, 0.4, 0.5, 0.55]]), np.full((1, 5), 0.1))
-    return SeparableSemiBandit(sem, law, 2, horizon, mc_samples=2000)
+    config = SeparableBanditConfig(super_arm_size=2, horizon=horizon, mc_samples=2000)
+    return SeparableSemiBandit(sem, law, config)
 
 
 def run_policy(policy: SSEMUCBJO, rounds: int = 60) -> tuple[np.ndarray, np.ndarray]:
@@ -274,9 +268,10 @@ def test_the_policy_runs_with_finite_differences_close_to_exact() -> None:
 def test_q_search_uses_the_finite_differences_too() -> None:
     weights, centres = smooth_sem(1, n=5)
     low, high = np.full((1, 5), 0.2), np.full((1, 5), 0.8)
-    exact = remainder_bounds(weights, SMOOTH, low, high, 2, 3)
+    options = QSearchOptions(dictionary=SMOOTH, upper_triangular=True, max_degree=3)
+    exact = remainder_bounds(weights, low, high, 2, options)
     numeric = remainder_bounds(
-        weights, SMOOTH, low, high, 2, 3, derivatives="finite-difference", fd_step=1e-2
+        weights, low, high, 2, replace(options, derivatives="finite-difference", fd_step=1e-2)
     )
     np.testing.assert_allclose(numeric, exact, rtol=1e-2, atol=1e-6)
     policy = SSEMUCBQSearch(
@@ -310,7 +305,8 @@ def test_trial_labels_carry_the_finite_difference_step() -> None:
     env = small.environment(range(1), 0)
     scales = {"radius_scale": 0.5, "bonus_scale": 0.5}
     policy = small.policy("SSEM-UCB-JO q=2 fd=0.01", env, scales)
-    assert (policy.derivatives, policy.fd_step, policy.degree) == ("finite-difference", 0.01, 2)
-    norm = small.policy("SSEM-UCB-Norm q=2 fd=0.001", env, scales)
+    options = policy.options
+    assert (options.derivatives, options.fd_step, options.degree) == ("finite-difference", 0.01, 2)
+    norm = small.policy("SSEM-UCB-Norm q=2 fd=0.001", env, scales).options
     assert (norm.derivatives, norm.fd_step) == ("finite-difference", 0.001)
-    assert small.policy("SSEM-UCB-JO q=2", env, scales).derivatives == "exact"
+    assert small.policy("SSEM-UCB-JO q=2", env, scales).options.derivatives == "exact"

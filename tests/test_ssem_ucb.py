@@ -10,8 +10,9 @@ import pytest
 from scipy.optimize import minimize
 
 from causalbandits.envs.base_arms import EmpiricalArms
-from causalbandits.envs.separable_semibandit import SeparableSemiBandit
+from causalbandits.envs.separable_semibandit import SeparableBanditConfig, SeparableSemiBandit
 from causalbandits.envs.super_arms import all_super_arms, members
+from causalbandits.estimators.expansion import Expansion
 from causalbandits.estimators.jets import monomials, reward_jets
 from causalbandits.estimators.taylor_moments import (
     PowerSums,
@@ -60,12 +61,13 @@ def test_taylor_moment_identity_is_exact_for_a_polynomial_reward() -> None:
     moments = np.array(
         [[np.mean((v - c) ** p) for v, c in zip(values, centre[0], strict=True)] for p in range(5)]
     )
-    coefficients = reward_jets(weights, QUADRATIC, centre, np.array([arms]), 4)[0, 0]
+    expansion = Expansion(dictionary=QUADRATIC)
+    coefficients = reward_jets(weights, expansion, centre, np.array([arms]), 4)[0, 0]
     assert taylor_moment_sum(
         coefficients, monomials(3, 4).exponents, moments, arms
     ) == pytest.approx(exact, rel=1e-12)
     # q = 2 misses the degree-3 and -4 terms
-    low = reward_jets(weights, QUADRATIC, centre, np.array([arms]), 2)[0, 0]
+    low = reward_jets(weights, expansion, centre, np.array([arms]), 2)[0, 0]
     assert abs(taylor_moment_sum(low, monomials(3, 2).exponents, moments, arms) - exact) > 1e-4
 
 
@@ -74,7 +76,8 @@ def test_first_order_taylor_of_a_linear_sem_is_sum_of_effects_times_means() -> N
     weights = adjacency[None, ..., None]
     means = np.array([[0.3, 0.6, 0.5, 0.2]])
     arms = np.array([[0, 2, 3]])
-    c = reward_jets(weights, Dictionary.from_names("linear"), means, arms, 1)[0, 0]
+    linear = Expansion(dictionary=Dictionary.from_names("linear"))
+    c = reward_jets(weights, linear, means, arms, 1)[0, 0]
     effects = np.linalg.solve((np.eye(4) - adjacency).T, np.ones(4))
     assert c[0] == pytest.approx(float(effects[[0, 2, 3]] @ means[0, [0, 2, 3]]))
     np.testing.assert_allclose(c[1:], effects[[0, 2, 3]])
@@ -170,7 +173,8 @@ def small_environment(replicates: int = 1, horizon: int = 200) -> SeparableSemiB
     weights[0, 3, 1], weights[1, 4, 0], weights[2, 4, 1] = 0.8, 0.6, 0.5
     values = [np.linspace(lo, lo + 0.4, 9) for lo in (0.1, 0.5, 0.2, 0.4, 0.3)]
     sem = SeparableSEM(np.repeat(weights[None], replicates, axis=0), QUADRATIC)
-    return SeparableSemiBandit(sem, EmpiricalArms(values), 2, horizon, mc_samples=2000)
+    config = SeparableBanditConfig(super_arm_size=2, horizon=horizon, mc_samples=2000)
+    return SeparableSemiBandit(sem, EmpiricalArms(values), config)
 
 
 def test_initial_blocks_cover_every_arm() -> None:
@@ -204,7 +208,8 @@ def test_scores_argmax_matches_a_brute_force_over_super_arms() -> None:
     internal = []
     for x in env.super_arms:
         arms = np.flatnonzero(x)
-        c = reward_jets(policy.graph.weights, QUADRATIC, policy.centres, arms[None], 2)[0, 0]
+        expansion = Expansion(dictionary=QUADRATIC)
+        c = reward_jets(policy.graph.weights, expansion, policy.centres, arms[None], 2)[0, 0]
         if arms.size == 0:
             internal.append(c[0])
             continue

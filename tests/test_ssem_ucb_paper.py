@@ -120,7 +120,7 @@ def test_every_algorithm_label_builds_its_policy() -> None:
         policy = grid.policy(label, env, scales)
         policy.reset(replicate_seeds(0, 0, [0], 1))
         assert policy.select().shape == (1, 4), label
-    norm = grid.policy("SSEM-UCB-Norm q=2", env, scales)
+    norm = grid.policy("SSEM-UCB-Norm q=2", env, scales).options
     assert (norm.degree, norm.radius_scale) == (2, 0.5)
     with pytest.raises(ValueError, match="unknown design fields"):
         SyntheticTrial(design={"arms": 3})

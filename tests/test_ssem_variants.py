@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from causalbandits.envs.base_arms import EmpiricalArms, NormalArms
-from causalbandits.envs.separable_semibandit import SeparableSemiBandit
+from causalbandits.envs.separable_semibandit import SeparableBanditConfig, SeparableSemiBandit
 from causalbandits.estimators.column_assembly import assemble_columns
+from causalbandits.estimators.expansion import Expansion
 from causalbandits.estimators.jets import monomials, reward_jets
 from causalbandits.estimators.taylor_moments import (
     MonomialTable,
@@ -24,8 +25,10 @@ from causalbandits.estimators.taylor_moments import (
 from causalbandits.experiments.simulate import compare
 from causalbandits.policies import POLICIES
 from causalbandits.policies.q_search import (
+    DegreeSearch,
+    QSearchOptions,
     SSEMUCBQSearch,
-    q_search,
+    degree_scores,
     remainder_bounds,
     search_degree,
 )
@@ -61,7 +64,8 @@ def small_environment(
     else:
         arms = EmpiricalArms([np.linspace(lo, lo + 0.4, 9) for lo in lows])
     sem = SeparableSEM(np.repeat(weights[None], replicates, axis=0), QUADRATIC)
-    return SeparableSemiBandit(sem, arms, 2, horizon, mc_samples=2000)
+    config = SeparableBanditConfig(super_arm_size=2, horizon=horizon, mc_samples=2000)
+    return SeparableSemiBandit(sem, arms, config)
 
 
 def random_dag(rng: np.random.Generator, n: int, dictionary: Dictionary) -> np.ndarray:
@@ -78,7 +82,8 @@ def taylor_groups(weights: np.ndarray, dictionary: Dictionary, centres: np.ndarr
     policy = SSEMUCBJO(problem, degree=q, dictionary=dictionary)
     policy.reset(replicate_seeds(0, 0, range(len(weights)), 1))
     for group in policy.groups:
-        group.coefficients[:] = reward_jets(weights, dictionary, centres, group.members, q)
+        expansion = Expansion(dictionary=dictionary)
+        group.coefficients[:] = reward_jets(weights, expansion, centres, group.members, q)
     return policy.groups, policy.super_arms
 
 
@@ -106,7 +111,7 @@ def test_consistent_per_arm_fits_assemble_back_to_the_dag(seed: int) -> None:
     rng = np.random.default_rng(seed)
     weights = random_dag(rng, 6, PERIODIC)
     per_arm = np.repeat(weights[None], 6, axis=0)
-    assembled = assemble_columns(per_arm, PERIODIC, np.zeros(6), np.full(6, 1.7))
+    assembled = assemble_columns(per_arm, PERIODIC, (np.zeros(6), np.full(6, 1.7)))
     np.testing.assert_allclose(assembled, weights, atol=1e-10)
 
 
@@ -125,7 +130,7 @@ def test_disagreeing_linear_fits_assemble_exactly() -> None:
     rng = np.random.default_rng(3)
     linear = Dictionary.from_names("linear")
     per_arm = np.stack([random_dag(rng, 5, linear) for _ in range(5)])
-    assembled = assemble_columns(per_arm, linear, np.full(5, -0.5), np.full(5, 2.0))
+    assembled = assemble_columns(per_arm, linear, (np.full(5, -0.5), np.full(5, 2.0)))
     b = np.linspace(-1.0, 3.0, 7)
     for o in range(1, 5):
         for i in range(o):
@@ -142,7 +147,7 @@ def test_disagreeing_nonlinear_fits_are_projected_on_the_grid() -> None:
     per_arm = np.repeat(weights[None], 3, axis=0)
     per_arm[2, 0, 1, 1] = 0.7  # arm 2's fit of the edge 1 -> 0 disagrees
     low, high = np.array([0.0, 0.0, -0.2]), np.array([0.0, 0.0, 1.3])
-    assembled = assemble_columns(per_arm, PERIODIC, low, high, grid_size=40)
+    assembled = assemble_columns(per_arm, PERIODIC, (low, high), grid_size=40)
     np.testing.assert_allclose(assembled[:, 1], weights[:, 1], atol=1e-12)
     grid = np.linspace(-0.2, 1.3, 40)
     target = closure_entry(per_arm, assembled, PERIODIC, 0, 2, grid)
@@ -158,7 +163,8 @@ def test_assembly_thresholds_small_entries() -> None:
     weights = np.zeros((3, 3, 2))
     weights[0, 2, 0], weights[1, 2, 0] = 0.01, 0.5
     per_arm = np.repeat(weights[None], 3, axis=0)
-    assembled = assemble_columns(per_arm, PERIODIC, np.zeros(3), np.ones(3), edge_threshold=0.05)
+    observed = (np.zeros(3), np.ones(3))
+    assembled = assemble_columns(per_arm, PERIODIC, observed, edge_threshold=0.05)
     assert assembled[0, 2].tolist() == [0.0, 0.0]
     assert assembled[1, 2, 0] == pytest.approx(0.5)
 
@@ -175,9 +181,9 @@ def test_assembly_thresholds_small_entries() -> None:
             },
             "upper",
         ),
-        ({"low": np.ones(3), "high": np.zeros(3)}, "low <= high"),
-        ({"high": np.full(3, np.nan)}, "finite"),
-        ({"low": np.zeros(2)}, "shape"),
+        ({"observed": (np.ones(3), np.zeros(3))}, "low <= high"),
+        ({"observed": (np.zeros(3), np.full(3, np.nan))}, "finite"),
+        ({"observed": (np.zeros(2), np.ones(3))}, "shape"),
         ({"grid_size": 1}, "grid_size"),
         ({"edge_threshold": -1.0}, "edge_threshold"),
     ],
@@ -186,8 +192,7 @@ def test_assembly_refuses_bad_input(change: dict, message: str) -> None:
     arguments = {
         "per_arm_weights": np.zeros((3, 3, 3, 2)),
         "dictionary": PERIODIC,
-        "low": np.zeros(3),
-        "high": np.ones(3),
+        "observed": (np.zeros(3), np.ones(3)),
     } | change
     with pytest.raises(ValueError, match=message):
         assemble_columns(**arguments)
@@ -214,7 +219,7 @@ def test_per_arm_statistics_see_only_the_rounds_that_played_the_arm() -> None:
     assembled = policy.fit_graph(np.ones(2, dtype=bool))
     per_arm = policy.per_arm.weights.reshape(2, 5, 5, 5, 2)
     expected = assemble_columns(
-        per_arm[0], QUADRATIC, policy.y_low[0], policy.y_high[0], edge_threshold=0.05
+        per_arm[0], QUADRATIC, (policy.y_low[0], policy.y_high[0]), edge_threshold=0.05
     )
     np.testing.assert_allclose(assembled[0], expected)
     np.testing.assert_array_equal(policy.graph.weights, assembled)
@@ -298,7 +303,7 @@ def test_norm_taylor_sum_is_the_full_sum_with_gaussian_moments(seed: int) -> Non
             np.testing.assert_allclose(low[0], central_gaussian_moments(sd[0], q), atol=1e-15)
         for k in (1, 2, 3):
             arms = np.array(list(itertools.combinations(range(n), k)))
-            c = reward_jets(weights, MIXED, centre, arms, q)
+            c = reward_jets(weights, Expansion(dictionary=MIXED), centre, arms, q)
             exponents = monomials(k, q).exponents
             lo, hi = addend_intervals(exponents, arms, low, high)
             norm = per_addend_maximum(c, lo, hi)[0]
@@ -437,6 +442,19 @@ def search_inputs(weights: np.ndarray, dictionary: Dictionary, s: int, q: int):
     return groups, low, high, np.zeros((1, len(super_arms)))
 
 
+def search_options(dictionary: Dictionary, **changes) -> QSearchOptions:
+    """q-search up to degree 4 on a known DAG (the remainder's default design)."""
+    return QSearchOptions(
+        dictionary=dictionary, upper_triangular=True, **{"max_degree": 4, **changes}
+    )
+
+
+def q_search(groups, weights, moment_box, bonus, signal_box, s, options) -> DegreeSearch:
+    """Alg. 4 at ``t = 100``, as :meth:`SSEMUCBQSearch._refit` runs it."""
+    scores = degree_scores(groups, *moment_box, bonus, options)
+    return search_degree(scores, remainder_bounds(weights, *signal_box, s, options), 100)
+
+
 def test_q_search_stops_at_degree_one_on_a_linear_sem() -> None:
     """A linear SEM has no remainder beyond degree 1; at degree 0 the remainder bound ``s max
     |grad r|`` exceeds every score gap, so Alg. 4 returns ``q = 1``."""
@@ -445,7 +463,7 @@ def test_q_search_stops_at_degree_one_on_a_linear_sem() -> None:
     weights = random_dag(rng, 5, linear)[None]
     groups, low, high, bonus = search_inputs(weights, linear, 2, 4)
     box = (np.zeros((1, 5)), np.ones((1, 5)))
-    result = q_search(groups, weights, linear, low, high, bonus, 100, *box, 2, max_degree=4)
+    result = q_search(groups, weights, (low, high), bonus, box, 2, search_options(linear))
     np.testing.assert_array_equal(result.remainders[0, 1:], 0.0)
     assert result.remainders[0, 0] >= result.gaps[0, 0] / 4 > 0
     assert result.degrees.tolist() == [1]
@@ -457,21 +475,22 @@ def test_q_search_remainder_vanishes_at_degree_four_on_a_quadratic_chain() -> No
     weights = np.zeros((1, 3, 3, 2))
     weights[0, 1, 2, 1], weights[0, 0, 1, 1] = 0.7, 0.6
     box = (np.zeros((1, 3)), np.ones((1, 3)))
-    gamma = remainder_bounds(weights, QUADRATIC, *box, super_arm_size=3, max_degree=4)
+    gamma = remainder_bounds(weights, *box, 3, search_options(QUADRATIC))
     assert gamma[0, 4] == 0.0 and gamma[0, 3] > 0
     # D^4 r / db2^4 = 0.6 * 0.7^2 * 4! is the largest fourth derivative
     assert gamma[0, 3] == pytest.approx(3**4 / factorial(4) * 0.6 * 0.7**2 * 24)
     groups, low, high, bonus = search_inputs(weights, QUADRATIC, 3, 4)
-    result = q_search(groups, weights, QUADRATIC, low, high, bonus, 100, *box, 3, max_degree=4)
+    result = q_search(groups, weights, (low, high), bonus, box, 3, search_options(QUADRATIC))
     assert result.degrees[0] <= 4 and result.remainders[0, 4] == 0.0
 
 
 def test_remainder_bounds_refuse_bad_boxes() -> None:
     weights = np.zeros((1, 3, 3, 2))
+    options = search_options(QUADRATIC, max_degree=2)
     with pytest.raises(ValueError, match="box"):
-        remainder_bounds(weights, QUADRATIC, np.ones((1, 3)), np.zeros((1, 3)), 2, 2)
-    with pytest.raises(ValueError, match="arms"):
-        remainder_bounds(weights, QUADRATIC, np.zeros((1, 3)), np.ones((1, 3)), 2, 2, arms=0)
+        remainder_bounds(weights, np.ones((1, 3)), np.zeros((1, 3)), 2, options)
+    with pytest.raises(ValueError, match="remainder_arms"):
+        search_options(QUADRATIC, remainder_arms=0)
 
 
 def test_q_search_policy_truncates_its_jets_to_the_chosen_degree() -> None:

@@ -7,18 +7,20 @@ from scipy.optimize import lsq_linear
 
 from causalbandits.data.train_delays import TrainDelayData, load_train_delays
 from causalbandits.envs.separable_semibandit import SeparableSemiBandit
-from causalbandits.envs.train_delay_replay import (
-    TrainDelayReplay,
-    descendants,
-    train_delay_replay,
-)
-from causalbandits.envs.train_delays import (
+from causalbandits.envs.train_delay_fit import (
+    TrainDelayFitOptions,
     fit_train_delay_sem,
     fixed_point_rate,
     held_out_errors,
     replay_inputs,
-    train_delay_simulator,
 )
+from causalbandits.envs.train_delay_replay import (
+    ReplayConfig,
+    TrainDelayReplay,
+    descendants,
+    train_delay_replay,
+)
+from causalbandits.envs.train_delays import SimulatorConfig, train_delay_simulator
 from causalbandits.estimators.box_least_squares import box_least_squares
 from causalbandits.random import SubStream, derive
 from causalbandits.scm.basis import Dictionary, ScaledTanh
@@ -44,7 +46,8 @@ def fit(data):
 
 @pytest.fixture(scope="module")
 def simulator(data, fit):
-    return train_delay_simulator(data, max_arms=2, fit=fit, mc_samples=300, seed=3)
+    config = SimulatorConfig(super_arm_size=2, mc_samples=300)
+    return train_delay_simulator(data, fit=fit, config=config, seed=3)
 
 
 # --- building blocks (no data) ---------------------------------------------------------------
@@ -195,9 +198,10 @@ def test_simulator_plays_the_sem(simulator, fit):
 
 @needs_data
 def test_simulator_is_deterministic_for_a_seed(data, fit):
-    one = train_delay_simulator(data, max_arms=1, fit=fit, mc_samples=50, seed=11)
-    two = train_delay_simulator(data, max_arms=1, fit=fit, mc_samples=50, seed=11)
-    other = train_delay_simulator(data, max_arms=1, fit=fit, mc_samples=50, seed=12)
+    config = SimulatorConfig(super_arm_size=1, mc_samples=50)
+    one = train_delay_simulator(data, fit=fit, config=config, seed=11)
+    two = train_delay_simulator(data, fit=fit, config=config, seed=11)
+    other = train_delay_simulator(data, fit=fit, config=config, seed=12)
     np.testing.assert_array_equal(one.expected_payoffs, two.expected_payoffs)
     assert not np.array_equal(one.expected_payoffs, other.expected_payoffs)
     refit = fit_train_delay_sem(data)  # the fit itself is deterministic
@@ -213,7 +217,8 @@ def test_simulator_is_deterministic_for_a_seed(data, fit):
 
 @needs_data
 def test_paper_configuration_has_60460_super_arms(data, fit):
-    env = train_delay_simulator(data, fit=fit, mc_samples=2, model_noise="residual")
+    config = SimulatorConfig(mc_samples=2, model_noise="residual")
+    env = train_delay_simulator(data, fit=fit, config=config)
     assert len(env.super_arms) == 60_460 and env.super_arm_size == 6 and env.horizon == 342
     assert env.model_noise[0] == pytest.approx(fit.pooled_residual_sd)
     assert np.all(np.isfinite(env.expected_payoffs))
@@ -223,8 +228,8 @@ def test_paper_configuration_has_60460_super_arms(data, fit):
 @pytest.mark.parametrize(
     "kwargs",
     [
-        dict(max_arms=0),
-        dict(max_arms=21),
+        dict(super_arm_size=0),
+        dict(super_arm_size=21),
         dict(horizon=0),
         dict(replicates=0),
         dict(model_noise="large"),
@@ -232,7 +237,7 @@ def test_paper_configuration_has_60460_super_arms(data, fit):
 )
 def test_simulator_rejects_bad_arguments(data, fit, kwargs):
     with pytest.raises(ValueError):
-        train_delay_simulator(data, fit=fit, mc_samples=2, **kwargs)
+        train_delay_simulator(data, fit=fit, config=SimulatorConfig(mc_samples=2, **kwargs))
 
 
 @needs_data
@@ -249,12 +254,12 @@ def test_bad_data_are_rejected(data, fit):
             fit_train_delay_sem(wrong)
         with pytest.raises(ValueError):
             train_delay_replay(wrong, fit=fit)
-    with pytest.raises(ValueError):
-        train_delay_simulator(data, fit=fit, max_contraction=0.5)  # options with a ready fit
-    with pytest.raises(ValueError):
-        fit_train_delay_sem(data, max_contraction=1.5)
-    with pytest.raises(ValueError):
-        fit_train_delay_sem(data, tanh_shapes="all")
+    with pytest.raises(ValueError, match="max_contraction"):
+        TrainDelayFitOptions(max_contraction=1.5)
+    with pytest.raises(ValueError, match="tanh_shapes"):
+        TrainDelayFitOptions(tanh_shapes="all")
+    with pytest.raises(ValueError, match="scale"):
+        TrainDelayFitOptions(scale=0.0)
 
 
 # --- the replay ------------------------------------------------------------------------------
@@ -262,7 +267,7 @@ def test_bad_data_are_rejected(data, fit):
 
 @needs_data
 def test_replay_serves_the_real_values(data, fit):
-    env = train_delay_replay(data, max_arms=20, fit=fit)
+    env = train_delay_replay(data, fit=fit, config=ReplayConfig(super_arm_size=20))
     assert env.horizon == 79 and "hourly2/240706_13.csv" not in env.hours  # the empty hour
     env.reset(seed=0)
     everything = np.ones((1, 20), dtype=bool)
@@ -280,7 +285,7 @@ def test_replay_serves_the_real_values(data, fit):
 
 @needs_data
 def test_replay_counterfactuals_solve_the_sem_with_the_hours_residuals(data, fit):
-    env = train_delay_replay(data, max_arms=6, fit=fit)
+    env = train_delay_replay(data, fit=fit)
     env.reset(seed=0, replicates=3)
     rng = np.random.default_rng(5)
     base = SeparableSEM(fit.weights, fit.dictionary)
@@ -323,7 +328,8 @@ def test_replay_counterfactuals_solve_the_sem_with_the_hours_residuals(data, fit
 
 @needs_data
 def test_replay_law_imputation_is_flagged_and_deterministic(data, fit):
-    env = train_delay_replay(data, max_arms=3, fit=fit, missing_exogenous="law")
+    config = ReplayConfig(super_arm_size=3, missing_exogenous="law")
+    env = train_delay_replay(data, fit=fit, config=config)
     env.reset(seed=8, replicates=2)
     signals = env.signals.copy()
     flagged = env.exogenous_imputed
@@ -336,7 +342,8 @@ def test_replay_law_imputation_is_flagged_and_deterministic(data, fit):
     env.reset(seed=8, replicates=2)
     np.testing.assert_array_equal(env.signals, signals)
     # the complete super arm still reproduces the real endogenous values
-    full = train_delay_replay(data, max_arms=20, fit=fit, missing_exogenous="law")
+    config = ReplayConfig(super_arm_size=20, missing_exogenous="law")
+    full = train_delay_replay(data, fit=fit, config=config)
     full.reset(seed=8)
     y = full.step(np.ones((1, 20), dtype=bool)).y
     np.testing.assert_array_equal(y[0], full.endogenous[0])
@@ -344,25 +351,25 @@ def test_replay_law_imputation_is_flagged_and_deterministic(data, fit):
 
 @needs_data
 def test_replay_regret_is_only_a_diagnostic(data, fit, simulator):
-    env = train_delay_replay(data, max_arms=2, fit=fit)
+    env = train_delay_replay(data, fit=fit, config=ReplayConfig(super_arm_size=2))
     env.reset(seed=0)
     x = np.zeros((1, 20), dtype=bool)
     x[0, [3, 4]] = True
     with pytest.raises(RuntimeError, match="unknown"):
         env.pseudo_regret(x)
-    diagnosed = TrainDelayReplay(fit, data, super_arm_size=2, oracle=simulator)
+    diagnosed = TrainDelayReplay(fit, data, ReplayConfig(super_arm_size=2), simulator)
     diagnosed.reset(seed=0)
     np.testing.assert_allclose(diagnosed.pseudo_regret(x), simulator.pseudo_regret(x))
     best = simulator.optimal_action
     assert diagnosed.is_optimal(best)[0] and not diagnosed.is_optimal(x)[0]
     with pytest.raises(ValueError, match="same fit"):
-        TrainDelayReplay(fit, data, super_arm_size=3, oracle=simulator)
+        TrainDelayReplay(fit, data, ReplayConfig(super_arm_size=3), simulator)
 
 
 @needs_data
 @pytest.mark.parametrize(
-    "kwargs", [dict(max_arms=0), dict(max_arms=21), dict(missing_exogenous="mean")]
+    "kwargs", [dict(super_arm_size=0), dict(super_arm_size=21), dict(missing_exogenous="mean")]
 )
 def test_replay_rejects_bad_arguments(data, fit, kwargs):
     with pytest.raises(ValueError):
-        train_delay_replay(data, fit=fit, **kwargs)
+        train_delay_replay(data, fit=fit, config=ReplayConfig(**kwargs))

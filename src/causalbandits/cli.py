@@ -48,10 +48,9 @@ def _reproduce(args: argparse.Namespace) -> int:
         experiment = experiment.with_replicates(args.replicates)
         name += f"-r{args.replicates}"
     if args.data is not None:
-        with_data = getattr(experiment, "with_data", None)
-        if not getattr(experiment, "reads_data", False) or with_data is None:
+        if not experiment.reads_data:  # type: ignore[attr-defined]
             raise ValueError(f"experiment {args.experiment!r} reads no data file; drop --data")
-        experiment = with_data(args.data)
+        experiment = experiment.with_data(args.data)  # type: ignore[attr-defined]
     out_dir = Path(args.out or Path("results") / name)
     metadata = {"catalogue": args.experiment, "quick": args.quick}
     if args.replicates is not None:
@@ -91,9 +90,9 @@ def _catalogue_experiment(out_dir: Path, data: str | None = None) -> tuple[str, 
     if "replicates" in metadata:
         experiment = experiment.with_replicates(metadata["replicates"])
     if data is not None:
-        if not hasattr(experiment, "with_data"):
+        if not experiment.reads_data:  # type: ignore[attr-defined]
             raise ValueError(f"{metadata['catalogue']} reads no data file; drop --data")
-        experiment = experiment.with_data(data)
+        experiment = experiment.with_data(data)  # type: ignore[attr-defined]
     _check_configuration(experiment, manifest, out_dir)
     _check_data(experiment, manifest, out_dir)
     return metadata["catalogue"], experiment

@@ -42,12 +42,11 @@ def sem_and_arms() -> tuple[Any, Any]:
 
 
 def separable_env(**options: Any) -> Any:
-    from causalbandits.envs.separable_semibandit import SeparableSemiBandit
+    from causalbandits.envs.separable_semibandit import SeparableBanditConfig, SeparableSemiBandit
 
     sem, arms = sem_and_arms()
-    return SeparableSemiBandit(
-        sem, arms, **{"super_arm_size": 2, "horizon": 10, "mc_samples": 50, **options}
-    )
+    settings = {"super_arm_size": 2, "horizon": 10, "mc_samples": 50, **options}
+    return SeparableSemiBandit(sem, arms, SeparableBanditConfig(**settings))
 
 
 def taylor_oracle(**options: Any) -> Any:
@@ -73,10 +72,11 @@ def ssem(family: str) -> Callable[..., Any]:
 
 
 def dictionary_lasso(**options: Any) -> Any:
-    from causalbandits.estimators.dictionary_lasso import DictionaryLasso
+    from causalbandits.estimators.dictionary_lasso import DictionaryLasso, DictionaryLassoOptions
     from causalbandits.scm.basis import Dictionary
 
-    return DictionaryLasso(2, 3, Dictionary.from_names(("linear",)), **options)
+    fit = DictionaryLassoOptions(**options)
+    return DictionaryLasso(2, 3, Dictionary.from_names(("linear",)), options=fit)
 
 
 def synthetic_trial(**options: Any) -> Any:
@@ -338,7 +338,8 @@ def test_the_shared_checks_name_the_parameter_and_convert() -> None:
     env = separable_env(model_noise=0.01, observation_noise=0.02)  # valid values unchanged
     assert env.model_noise.tolist() == [0.01] and env.observation_noise == 0.02
     policy = ssem("ssem-ucb-jo")(radius_scale=0.5, bonus_scale=0.0, target_density=1.0)
-    assert (policy.radius_scale, policy.bonus_scale, policy.degree) == (0.5, 0.0, 4)
+    options = policy.options
+    assert (options.radius_scale, options.bonus_scale, options.degree) == (0.5, 0.0, 4)
 
 
 # ---------------------------------------------------------------- malformed YAML specs

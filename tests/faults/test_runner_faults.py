@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from causalbandits.cli import main
-from causalbandits.experiments import AlgorithmSpec, ExperimentSpec, runner
+from causalbandits.experiments import AlgorithmSpec, ExperimentSpec, run_experiment, runner
 from causalbandits.experiments.store import (
     CODE_KEY,
     CONTENT_KEY,
@@ -78,14 +78,14 @@ def one_line(capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.fixture(scope="module")
 def undisturbed(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     out = tmp_path_factory.mktemp("undisturbed")
-    return runner.run_experiment(tiny_spec(), out, progress=False)
+    return run_experiment(tiny_spec(), out, progress=False)
 
 
 @pytest.fixture
 def finished(tmp_path: Path) -> tuple[Path, Path]:
     """The spec file and the results folder of a finished run."""
     spec_path = tiny_spec().to_yaml(tmp_path / "spec.yaml")
-    runner.run_experiment(tiny_spec(), tmp_path / "out", progress=False)
+    run_experiment(tiny_spec(), tmp_path / "out", progress=False)
     return spec_path, tmp_path / "out"
 
 
@@ -133,7 +133,7 @@ def test_a_resume_after_a_code_change_is_refused_unless_allowed(
     spec_path, out = tiny_spec().to_yaml(tmp_path / "spec.yaml"), tmp_path / "out"
     with monkeypatch.context() as patch:
         patch.setattr(runner, "code_digest", lambda: OTHER_CODE)
-        runner.run_experiment(tiny_spec(), out, progress=False)
+        run_experiment(tiny_spec(), out, progress=False)
     if older:
         written_by_older_code(out)
     previous = "unknown" if older else OTHER_CODE

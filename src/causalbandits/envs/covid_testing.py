@@ -65,6 +65,7 @@ from causalbandits.envs.pooled_testing import (
     HOUSEHOLDS,
     MAX_GROUP_SIZE,
     REPLICATIONS,
+    TestProperties,
     TestPropertiesTable,
     array_side,
     test_properties_table,
@@ -122,12 +123,12 @@ def period_dynamics(
     infected: np.ndarray,
     susceptible: np.ndarray,
     recovered: np.ndarray,
-    qfnr: np.ndarray,
-    qfpr: np.ndarray,
-    tests_per_person: np.ndarray,
+    properties: TestProperties,
 ) -> PeriodOutcome:
-    """One period of testing, quarantine and growth (module docstring; BOFN's dynamics)."""
+    """One period of testing, quarantine and growth (module docstring; BOFN's dynamics) with
+    the pool size's test ``properties`` at the period's prevalence."""
     i, s, r = infected, susceptible, recovered
+    qfnr, qfpr, tests_per_person = properties
     free_i, free_s, free_r = i * qfnr, s * (1.0 - qfpr), r * (1.0 - qfpr)
     quarantined = i * (1.0 - qfnr) + (s + r) * qfpr
     free = free_s + free_i + free_r
@@ -182,7 +183,7 @@ def _mechanism(table: TestPropertiesTable, period: int, output: int) -> Mechanis
         else:
             i, s, r = read_state(parents[..., 0], parents[..., 1])
         properties = table(i, pool_size(actions[..., 0]))
-        outcome = period_dynamics(i, s, r, *properties)
+        outcome = period_dynamics(i, s, r, properties)
         return SCALE * outcome[_OUTPUTS[output]] + noise
 
     return mechanism

@@ -108,25 +108,45 @@ def validation_days(horizon: int, block: int, generator: np.random.Generator) ->
     return mask
 
 
+@dataclass(frozen=True, kw_only=True)
+class CovidPreprocessing:
+    """The pre-processing of the Covid experiment (App. VII-D3, Sec. V-B), the paper's by
+    default; checked on construction (the change point against the days by
+    :func:`italy_covid_instance`)."""
+
+    #: The experiment's first and last day (App. VII-D3: 2020-07-31 to 2020-10-18, T = 80).
+    start: str = "2020-07-31"
+    end: str = "2020-10-18"
+    #: The days whose new cases estimate the base arms' laws by KDE (App. VII-D3).
+    kde_start: str = "2020-04-20"
+    kde_end: str = "2020-06-03"
+    #: The trailing moving average of the daily new cases, in days (App. VII-D3: a week).
+    window: int = 7
+    #: The day from which the arms' means are shifted by ``k`` regions (Sec. V-B: 40).
+    change_point: int = 40
+    #: One random validation day per block of this many days (the 90:10 split of Sec. V-B).
+    block: int = 10
+
+    def __post_init__(self) -> None:
+        if self.window < 1:
+            raise ValueError(f"the moving-average window must be >= 1, got {self.window}")
+
+
 def italy_covid_instance(
     frame: pd.DataFrame,
     rng: RNGLike = None,
-    start: str = "2020-07-31",
-    end: str = "2020-10-18",
-    kde_start: str = "2020-04-20",
-    kde_end: str = "2020-06-03",
-    window: int = 7,
-    change_point: int = 40,
-    block: int = 10,
+    preprocessing: CovidPreprocessing | None = None,
     shift: int | None = None,
 ) -> CovidInstance:
-    """Pre-process the bulletins for the Covid experiment (App. VII-D3, Sec. V-B).
+    """Pre-process the bulletins for the Covid experiment (``preprocessing``, default
+    :class:`CovidPreprocessing`'s).
 
     ``rng`` draws ``k`` (uniform in ``1..N-1``, unless ``shift`` is given), then the
     validation day of each block.
     """
-    if window < 1:
-        raise ValueError(f"the moving-average window must be >= 1, got {window}")
+    options = CovidPreprocessing() if preprocessing is None else preprocessing
+    start, end, window = options.start, options.end, options.window
+    change_point = options.change_point
     warm_up = (pd.Timestamp(start) - pd.Timedelta(days=window - 1)).strftime("%Y-%m-%d")
     overall = trailing_mean(daily_new_cases(frame, warm_up, end), window)
     horizon, n = overall.shape
@@ -139,7 +159,7 @@ def italy_covid_instance(
     k = int(generator.integers(1, n)) if shift is None else int(shift)
     if not 1 <= k <= n - 1:
         raise ValueError(f"the shift k must lie in 1..{n - 1}, got {k}")
-    kde_data = daily_new_cases(frame, kde_start, kde_end) / scale
+    kde_data = daily_new_cases(frame, options.kde_start, options.kde_end) / scale
     bandwidths = scott_bandwidths(kde_data)
     mean = clipped_kde_mean(kde_data, bandwidths)
     return CovidInstance(
@@ -150,7 +170,7 @@ def italy_covid_instance(
         means=np.stack([mean, np.roll(mean, -k)]),
         change_point=int(change_point),
         shift=k,
-        validation=validation_days(horizon, block, generator),
+        validation=validation_days(horizon, options.block, generator),
         scale=scale,
         window=int(window),
     )

@@ -54,27 +54,47 @@ def changed_columns(before: LinearSEM, after: LinearSEM) -> list[tuple[int, int]
     return [(int(node), int(mode)) for node, mode in zip(*np.nonzero(differ), strict=True)]
 
 
+@dataclass(frozen=True, kw_only=True)
+class MechanismChange:
+    """What one change regenerates (A10) and what it must achieve (A12); checked on
+    construction."""
+
+    #: Columns drawn, with replacement, among the nodes on which all optimal arms agree (A10).
+    n_columns: int = 2
+    #: An arm is optimal if within this much of the best expected reward (A12).
+    optimal_tolerance: float = 1e-2
+    #: Draws tried before giving up.
+    max_attempts: int = 1_000
+
+    def __post_init__(self) -> None:
+        if self.n_columns < 1:
+            raise ValueError(f"n_columns must be >= 1, got {self.n_columns}")
+        if self.optimal_tolerance < 0:
+            raise ValueError(f"optimal_tolerance must be >= 0, got {self.optimal_tolerance}")
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+
+
 def change_mechanisms(
     sem: LinearSEM,
     actions: ActionSet,
     reward_node: int,
-    n_columns: int = 2,
     rng: RNGLike = None,
-    optimal_tolerance: float = 1e-2,
-    max_attempts: int = 1_000,
+    change: MechanismChange | None = None,
 ) -> tuple[LinearSEM, list[tuple[int, int]]]:
-    """One change of A10: the new model and its regenerated ``(node, mode)`` columns.
+    """One change of A10 (``change``, default :class:`MechanismChange`'s): the new model and
+    its regenerated ``(node, mode)`` columns.
 
     New parents are drawn among the nodes before ``n`` in the topological order, never the
     reward node, so the graph stays acyclic and the reward node a sink. Only the columns that
     really differ from the old ones are returned.
     """
-    if n_columns < 1:
-        raise ValueError(f"n_columns must be >= 1, got {n_columns}")
+    change = MechanismChange() if change is None else change
+    tolerance = change.optimal_tolerance
     generator = as_generator(rng)
     masks = actions.masks
     rewards = sem.mean_values(masks)[:, reward_node]
-    old_optimal = optimal_arms(rewards, optimal_tolerance)
+    old_optimal = optimal_arms(rewards, tolerance)
     if old_optimal.size == masks.shape[0]:
         raise ValueError("every arm is optimal: no change can make the optimal arms sub-optimal")
     optimal_masks = masks[old_optimal]
@@ -87,21 +107,34 @@ def change_mechanisms(
     position[order] = np.arange(sem.n_nodes)
     eligible = np.arange(sem.n_nodes) != reward_node
     old = (sem.weights, sem.intervention_weights)
-    for _ in range(max_attempts):
+    for _ in range(change.max_attempts):
         new = (old[0].copy(), old[1].copy())
-        for node in generator.choice(agreed, size=min(n_columns, agreed.size)):
+        for node in generator.choice(agreed, size=min(change.n_columns, agreed.size)):
             column = signed_uniform_weights((sem.n_nodes,), generator)
             new[modes[node]][:, node] = column * ((position < position[node]) & eligible)
         overrides = {"weights": new[0], "intervention_weights": new[1]}
         rewards = sem.mean_values(masks, **overrides)[:, reward_node]
-        if np.all(rewards[old_optimal] < rewards.max() - optimal_tolerance):
+        if np.all(rewards[old_optimal] < rewards.max() - tolerance):
             dag = CausalDAG((new[0] != 0) | (new[1] != 0))
             changed_sem = LinearSEM(dag, *new, sem.noise)
             return changed_sem, changed_columns(sem, changed_sem)
     raise RuntimeError(
-        f"no change of {n_columns} mechanism(s) made the optimal arms sub-optimal "
-        f"in {max_attempts} attempts"
+        f"no change of {change.n_columns} mechanism(s) made the optimal arms sub-optimal "
+        f"in {change.max_attempts} attempts"
     )
+
+
+def check_change_points(change_points: Sequence[int], horizon: int) -> np.ndarray:
+    """The change points as integers, strictly increasing in ``1..horizon-1``; else
+    ``ValueError``."""
+    points = np.asarray(change_points, dtype=int).reshape(-1)
+    if not np.array_equal(points, np.asarray(change_points).reshape(-1)):
+        raise ValueError(f"change points must be integers, got {change_points}")
+    if points.size and (points.min() < 1 or points.max() > horizon - 1):
+        raise ValueError(f"change points must lie in 1..{horizon - 1}, got {points}")
+    if np.any(np.diff(points) <= 0):
+        raise ValueError(f"change points must be strictly increasing, got {points}")
+    return points
 
 
 class PiecewiseStationaryBandit(SEMRounds):
@@ -113,12 +146,10 @@ class PiecewiseStationaryBandit(SEMRounds):
         The initial bandit (without deviations); its ``problem`` is what a learner is told.
     change_points:
         Strictly increasing 0-based rounds in ``1..T-1`` at which a new model starts.
-    n_columns:
-        Columns drawn (with replacement) at each change (A10).
+    n_columns, optimal_tolerance:
+        Each change's columns (A10) and optimality tolerance (A12): :class:`MechanismChange`.
     rng:
         Randomness of the changes, all drawn at construction.
-    optimal_tolerance:
-        An arm is optimal if within this much of the best expected reward (A12).
     models:
         A user's own schedule instead of A10's random one: the model that starts at each
         change point (same nodes and noise as ``env.sem``); ``n_columns`` and ``rng`` are
@@ -134,17 +165,8 @@ class PiecewiseStationaryBandit(SEMRounds):
         optimal_tolerance: float = 1e-2,
         models: Sequence[LinearSEM] | None = None,
     ) -> None:
-        points = np.asarray(change_points, dtype=int).reshape(-1)
-        if not np.array_equal(points, np.asarray(change_points).reshape(-1)):
-            raise ValueError(f"change points must be integers, got {change_points}")
-        if points.size and (points.min() < 1 or points.max() > env.horizon - 1):
-            raise ValueError(f"change points must lie in 1..{env.horizon - 1}, got {points}")
-        if np.any(np.diff(points) <= 0):
-            raise ValueError(f"change points must be strictly increasing, got {points}")
-        if n_columns < 1:
-            raise ValueError(f"n_columns must be >= 1, got {n_columns}")
-        if optimal_tolerance < 0:
-            raise ValueError(f"optimal_tolerance must be >= 0, got {optimal_tolerance}")
+        points = check_change_points(change_points, env.horizon)
+        change = MechanismChange(n_columns=n_columns, optimal_tolerance=optimal_tolerance)
         if env.deviations.rounds.size:
             raise ValueError(
                 "the piecewise-stationary wrapper needs an environment without deviations"
@@ -157,36 +179,39 @@ class PiecewiseStationaryBandit(SEMRounds):
         self.problem = env.problem
         self.change_points = points
         self.optimal_tolerance = float(optimal_tolerance)
-
         if models is not None and len(models) != points.size:
             raise ValueError(f"got {len(models)} models for {points.size} change points")
         if models is not None and any(
             m.n_nodes != env.sem.n_nodes or not same_noise(m.noise, env.sem.noise) for m in models
         ):
             raise ValueError("every model must have the environment's nodes and noise")
-        generator = as_generator(rng)
-        sems = [env.sem]
-        self.changes: list[ChangeRecord] = []
-        for index, point in enumerate(points):
+        self.sems, self.changes = self._schedule(models, as_generator(rng), change)
+        masks = self.actions.masks
+        #: ``T_a`` of each segment's model, ``(S, A, N, N)``.
+        self.segment_transfers = np.stack([sem.transfer_matrices(masks) for sem in self.sems])
+        self.segment_rewards = (self.segment_transfers @ env.sem.noise.mean)[..., self.reward_node]
+        self.segment_optimal_values = self.segment_rewards.max(axis=1)
+
+    def _schedule(
+        self,
+        models: Sequence[LinearSEM] | None,
+        generator: np.random.Generator,
+        change: MechanismChange,
+    ) -> tuple[tuple[LinearSEM, ...], list[ChangeRecord]]:
+        """The model of every segment and the changed columns: ``models``, or A10's changes
+        drawn from ``generator``."""
+        sems = [self.env.sem]
+        changes: list[ChangeRecord] = []
+        for index, point in enumerate(self.change_points):
             if models is None:
                 sem, changed = change_mechanisms(
-                    sems[-1],
-                    self.actions,
-                    self.reward_node,
-                    n_columns,
-                    generator,
-                    optimal_tolerance,
+                    sems[-1], self.actions, self.reward_node, generator, change
                 )
             else:
                 sem, changed = models[index], changed_columns(sems[-1], models[index])
             sems.append(sem)
-            self.changes.extend(ChangeRecord(int(point), node, mode) for node, mode in changed)
-        self.sems = tuple(sems)
-        masks = self.actions.masks
-        #: ``T_a`` of each segment's model, ``(S, A, N, N)``.
-        self.segment_transfers = np.stack([sem.transfer_matrices(masks) for sem in sems])
-        self.segment_rewards = (self.segment_transfers @ env.sem.noise.mean)[..., self.reward_node]
-        self.segment_optimal_values = self.segment_rewards.max(axis=1)
+            changes.extend(ChangeRecord(int(point), node, mode) for node, mode in changed)
+        return tuple(sems), changes
 
     def segment_of(self, rounds: np.ndarray | int) -> np.ndarray:
         """Index of the model used at 0-based ``rounds`` (0 before the first change point)."""

@@ -337,19 +337,57 @@ CHANGES = ("redraw", "incumbent-drop")
 DROP_FRACTION = 0.25
 
 
+@dataclass(frozen=True, kw_only=True)
+class SyntheticDesign:
+    """The synthetic instances of NDC-SEM's Sec. V-A (decisions: ndc-sem 13, 14), the paper's
+    setup by default; checked on construction (the sizes by :class:`SemiBanditEnv`)."""
+
+    #: ``N`` base arms (Sec. V-A: 10).
+    n_arms: int = 10
+    #: ``s``, the sparsity of a super arm (Sec. V-A: 4).
+    super_arm_size: int = 4
+    #: ``T`` (Sec. V-A: 5000).
+    horizon: int = 5000
+    #: 1-based rounds where the means change (Sec. V-A: 1000, 2500, 4000).
+    change_points: tuple[int, ...] = (1000, 2500, 4000)
+    #: Edges of the random upper-triangular DAG (decisions: ndc-sem 13: 9).
+    n_edges: int = 9
+    #: The edge weights' range (Sec. V-A: U[0.4, 0.7]).
+    weight_range: tuple[float, float] = (0.4, 0.7)
+    #: The means' range (decisions: ndc-sem 14).
+    mean_range: tuple[float, float] = MEAN_RANGE
+    #: The smallest gap between the ``s``-th and ``(s+1)``-th score ``w* beta`` of a period.
+    min_gap: float = 0.05
+    #: ``change="redraw"``: arms with new means at each change point (``None``: ``N // 2``).
+    n_redraw: int | None = None
+    #: How the means change at a change point: ``"redraw"`` or ``"incumbent-drop"``
+    #: (:func:`synthetic_means`).
+    change: str = "redraw"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "change_points", tuple(self.change_points))
+        if self.change not in CHANGES:
+            raise ValueError(f"change must be one of {CHANGES}, got {self.change!r}")
+        if self.change != "redraw" and self.n_redraw is not None:
+            raise ValueError("n_redraw applies to change='redraw' only")
+        redraw = self.n_arms // 2 if self.n_redraw is None else int(self.n_redraw)
+        if not 1 <= redraw <= self.n_arms:
+            raise ValueError(f"n_redraw must lie in 1..{self.n_arms}, got {redraw}")
+
+    @property
+    def n_periods(self) -> int:
+        return len(self.change_points) + 1
+
+
+#: Draws per period before :func:`synthetic_means` gives up.
+MEANS_ATTEMPTS = 10_000
+
+
 def synthetic_means(
-    weights: np.ndarray,
-    super_arm_size: int,
-    n_periods: int,
-    rng: RNGLike = None,
-    mean_range: tuple[float, float] = MEAN_RANGE,
-    n_redraw: int | None = None,
-    min_gap: float = 0.05,
-    max_attempts: int = 10_000,
-    change: str = "redraw",
+    weights: np.ndarray, design: SyntheticDesign, rng: RNGLike = None
 ) -> np.ndarray:
-    """Piecewise-constant ``beta`` (n_periods, N) for total effects ``weights``
-    (decisions: ndc-sem 14).
+    """Piecewise-constant ``beta`` (n_periods, N) for total effects ``weights`` ``(N,)``
+    (decisions: ndc-sem 14) under ``design``.
 
     The first period is drawn ``U(mean_range)``. At each change point, ``change="redraw"``
     gives ``n_redraw`` random arms (default ``N // 2``) new means ``U(mean_range)``;
@@ -357,27 +395,24 @@ def synthetic_means(
     numbers) drops the means of the arms of the incumbent optimal super arm into the lowest
     :data:`DROP_FRACTION` of ``mean_range`` and draws every other arm anew from
     ``U(mean_range)``.
-    Every period is redrawn until the gap between the ``s``-th and ``(s+1)``-th score
-    ``w* beta`` is at least ``min_gap`` and (after the first) the optimal super arm differs
-    from the previous one.
+    Every period is redrawn (at most :data:`MEANS_ATTEMPTS` times) until the gap between the
+    ``s``-th and ``(s+1)``-th score ``w* beta`` is at least ``min_gap`` and (after the first)
+    the optimal super arm differs from the previous one.
     """
-    if change not in CHANGES:
-        raise ValueError(f"change must be one of {CHANGES}, got {change!r}")
-    if change != "redraw" and n_redraw is not None:
-        raise ValueError("n_redraw applies to change='redraw' only")
     generator = as_generator(rng)
     n = weights.size
-    redraw = n // 2 if n_redraw is None else int(n_redraw)
+    redraw = n // 2 if design.n_redraw is None else int(design.n_redraw)
     if not 1 <= redraw <= n:
         raise ValueError(f"n_redraw must lie in 1..{n}, got {redraw}")
+    mean_range, super_arm_size = design.mean_range, design.super_arm_size
     low, high = mean_range
     periods: list[np.ndarray] = []
-    for _ in range(n_periods):
+    for _ in range(design.n_periods):
         incumbent = top_s_mask(weights * periods[-1], super_arm_size) if periods else None
-        for _ in range(max_attempts):
+        for _ in range(MEANS_ATTEMPTS):
             if incumbent is None:
                 beta = generator.uniform(*mean_range, size=n)
-            elif change == "redraw":
+            elif design.change == "redraw":
                 beta = periods[-1].copy()
                 arms = generator.choice(n, size=redraw, replace=False)
                 beta[arms] = generator.uniform(*mean_range, size=redraw)
@@ -387,41 +422,24 @@ def synthetic_means(
                 beta[incumbent] = generator.uniform(*drop, size=int(incumbent.sum()))
             scores = weights * beta
             changed = incumbent is None or np.any(top_s_mask(scores, super_arm_size) != incumbent)
-            if changed and _separated(scores, super_arm_size, min_gap):
+            if changed and _separated(scores, super_arm_size, design.min_gap):
                 periods.append(beta)
                 break
         else:
-            raise RuntimeError(f"no admissible means for period {len(periods)} in {max_attempts}")
+            raise RuntimeError(f"no admissible means for period {len(periods)} in {MEANS_ATTEMPTS}")
     return np.stack(periods)
 
 
-def ndc_synthetic_env(
-    rng: RNGLike = None,
-    n_arms: int = 10,
-    super_arm_size: int = 4,
-    horizon: int = 5000,
-    change_points: Sequence[int] = (1000, 2500, 4000),
-    n_edges: int = 9,
-    weight_range: tuple[float, float] = (0.4, 0.7),
-    mean_range: tuple[float, float] = MEAN_RANGE,
-    min_gap: float = 0.05,
-    n_redraw: int | None = None,
-    change: str = "redraw",
-) -> SemiBanditEnv:
-    """The synthetic experiment of Sec. V-A (decisions: ndc-sem 13, 14): N = 10, s = 4,
-    T = 5000, Bernoulli rewards with changes at rounds 1000/2500/4000, a 9-edge
-    upper-triangular DAG, U[0.4, 0.7]; the means change as ``change`` says, ``n_redraw``
-    arms getting new ones under ``"redraw"`` (:func:`synthetic_means`)."""
+def ndc_synthetic_env(rng: RNGLike = None, design: SyntheticDesign | None = None) -> SemiBanditEnv:
+    """One instance of the synthetic experiment of Sec. V-A (``design``, default the paper's:
+    N = 10, s = 4, T = 5000, Bernoulli rewards with changes at rounds 1000/2500/4000, a 9-edge
+    upper-triangular DAG, U[0.4, 0.7]; the means as :func:`synthetic_means` draws them)."""
+    design = SyntheticDesign() if design is None else design
     generator = as_generator(rng)
-    adjacency = random_upper_triangular(n_arms, n_edges, weight_range, generator)
-    means = synthetic_means(
-        total_effects(adjacency),
-        super_arm_size,
-        len(change_points) + 1,
-        generator,
-        mean_range=mean_range,
-        n_redraw=n_redraw,
-        min_gap=min_gap,
-        change=change,
+    adjacency = random_upper_triangular(
+        design.n_arms, design.n_edges, design.weight_range, generator
     )
-    return SemiBanditEnv(adjacency, means, super_arm_size, horizon, change_points)
+    means = synthetic_means(total_effects(adjacency), design, generator)
+    return SemiBanditEnv(
+        adjacency, means, design.super_arm_size, design.horizon, design.change_points
+    )

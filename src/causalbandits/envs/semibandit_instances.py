@@ -25,6 +25,7 @@ from causalbandits.envs.semibandit import (
     RewardDistribution,
     SemiBanditEnv,
     SemiBanditFeedback,
+    SyntheticDesign,
     ndc_synthetic_env,
 )
 
@@ -119,17 +120,14 @@ class SemiBanditInstances(PiecewiseRounds):
 
 
 def synthetic_instances(
-    instance_seeds: Sequence[np.random.SeedSequence], **options: object
+    instance_seeds: Sequence[np.random.SeedSequence], design: SyntheticDesign | None = None
 ) -> SemiBanditInstances:
-    """One synthetic instance (decisions: ndc-sem 14) per seed (:func:`ndc_synthetic_env`),
-    stacked into one environment.
-
-    ``options`` go to :func:`ndc_synthetic_env` (its defaults are the paper's setup: ``N =
-    10``, ``s = 4``, ``T = 5000``, changes at 1000/2500/4000; also ``n_edges``,
-    ``weight_range``, ``mean_range``, ``min_gap``, ``n_redraw``, ``change``). Equal seeds give equal
+    """One synthetic instance of ``design`` (decisions: ndc-sem 14; default the paper's setup,
+    :class:`~causalbandits.envs.semibandit.SyntheticDesign`) per seed
+    (:func:`ndc_synthetic_env`), stacked into one environment. Equal seeds give equal
     instances (the paper's single fixed instance).
     """
-    envs = [ndc_synthetic_env(np.random.default_rng(seed), **options) for seed in instance_seeds]
+    envs = [ndc_synthetic_env(np.random.default_rng(seed), design) for seed in instance_seeds]
     if not envs:
         raise ValueError("need at least one instance seed")
     first = envs[0]

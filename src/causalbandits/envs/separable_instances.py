@@ -30,6 +30,7 @@ import numpy as np
 from causalbandits.envs.base_arms import ArcsineArms, NormalArms
 from causalbandits.envs.separable_semibandit import (
     NOISE_PLACEMENTS,
+    SeparableBanditConfig,
     SeparableSemiBandit,
     monte_carlo_payoffs,
 )
@@ -206,18 +207,17 @@ def trial_environment(
     mc_seeds = derive(seeds, SubStream.MONTE_CARLO)
     noise = 0.0
     if design.model_noise_share:
-        quiet = SeparableSemiBandit(
-            sem, law, super_arm_size, horizon, mc_samples=1000, mc_seeds=mc_seeds
+        quiet = SeparableBanditConfig(
+            super_arm_size=super_arm_size, horizon=horizon, mc_samples=1000
         )
-        noise = design.model_noise_share * np.abs(quiet.expected_payoffs.mean(axis=1))
-    return SeparableSemiBandit(
-        sem,
-        law,
-        super_arm_size,
-        horizon,
+        payoffs = SeparableSemiBandit(sem, law, quiet, mc_seeds).expected_payoffs
+        noise = design.model_noise_share * np.abs(payoffs.mean(axis=1))
+    config = SeparableBanditConfig(
+        super_arm_size=super_arm_size,
+        horizon=horizon,
         observation_noise=design.observation_noise,
         model_noise=noise,
         noise_placement=design.noise_placement,
         mc_samples=mc_samples,
-        mc_seeds=mc_seeds,
     )
+    return SeparableSemiBandit(sem, law, config, mc_seeds)

@@ -21,6 +21,7 @@ has mean 0 outside the SEM and drops out of ``mu``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtri
@@ -73,6 +74,44 @@ def monte_carlo_payoffs(
 REFERENCE_ROUNDS = 200
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
+class SeparableBanditConfig:
+    """The rounds, the noise and the regret oracle of a :class:`SeparableSemiBandit` (Sec. II,
+    V); checked on construction (the sizes against the SEM by the environment)."""
+
+    #: ``s``: super arms of at most this many base arms.
+    super_arm_size: int
+    #: ``T``.
+    horizon: int
+    #: Standard deviation of the exogenous observation noise ``n_t`` added to the selected
+    #: entries of ``z`` (trial 1: 0.02).
+    observation_noise: float = 0.0
+    #: Standard deviation of the endogenous noise ``e_t`` on every node, a scalar or one per
+    #: replicate (trial 1: 2 % of the average reward, :func:`~causalbandits.envs.
+    #: separable_instances.trial_environment`).
+    model_noise: float | np.ndarray = 0.0
+    #: ``"model"`` (``e_t`` inside the SEM, Thm IV.6) or ``"observation"`` (``e_t`` added to
+    #: the solved ``y_t``, Sec. V-A; ``mu`` noise-free).
+    noise_placement: str = "model"
+    #: Common Monte Carlo samples of ``mu(x)`` (the paper's "empirical" optimum, Sec. V).
+    mc_samples: int = 10_000
+    #: A super arm is optimal within this of ``max_x mu(x)``.
+    optimal_tolerance: float = 1e-9
+
+    def __post_init__(self) -> None:
+        non_negative("observation_noise", self.observation_noise)
+        if np.ndim(self.model_noise) == 0:
+            non_negative("model_noise", self.model_noise)
+        else:
+            each(non_negative, "model_noise", np.asarray(self.model_noise, dtype=object))
+        if self.noise_placement not in NOISE_PLACEMENTS:
+            raise ValueError(
+                f"noise_placement must be one of {NOISE_PLACEMENTS}, got {self.noise_placement!r}"
+            )
+        count("mc_samples", self.mc_samples, minimum=2)
+        non_negative("optimal_tolerance", self.optimal_tolerance)
+
+
 class SeparableSemiBandit(ReplicatedEnvironment):
     """``R`` nonlinear separable semi-bandits (one SEM and base-arm law per replicate).
 
@@ -80,54 +119,29 @@ class SeparableSemiBandit(ReplicatedEnvironment):
     ----------
     sem: the SEMs, weights ``(R, N, N, K)``.
     arms: the base-arm laws, parameters ``(R, N)``.
-    super_arm_size: ``s``.
-    horizon: ``T``.
-    observation_noise: standard deviation of the exogenous observation noise ``n_t`` added to
-        the selected entries of ``z`` (trial 1: 0.02).
-    model_noise: standard deviation of the endogenous noise ``e_t`` on every node, a scalar or
-        one per replicate (trial 1: 2 % of the average reward, :func:`~causalbandits.envs.
-        separable_instances.trial_environment`).
-    noise_placement: ``"model"`` (default: ``e_t`` inside the SEM, Thm IV.6) or
-        ``"observation"`` (``e_t`` added to the solved ``y_t``, Sec. V-A; ``mu`` noise-free).
-    mc_samples: common Monte Carlo samples of ``mu(x)``.
-    mc_seeds: one seed per replicate for those samples (its instance's own stream, so that
-        ``mu`` of a replicate does not depend on the others); ``None``: seeds ``0..R-1``.
-    optimal_tolerance: a super arm is optimal within this of ``max_x mu(x)``.
+    config: ``s``, ``T``, the noise and the Monte Carlo oracle (:class:`SeparableBanditConfig`).
+    mc_seeds: one seed per replicate for the Monte Carlo samples (its instance's own stream,
+        so that ``mu`` of a replicate does not depend on the others); ``None``: seeds
+        ``0..R-1``.
     """
 
     def __init__(
         self,
         sem: SeparableSEM,
         arms: BaseArmLaw,
-        super_arm_size: int,
-        horizon: int,
-        observation_noise: float = 0.0,
-        model_noise: float | np.ndarray = 0.0,
-        noise_placement: str = "model",
-        mc_samples: int = 10_000,
+        config: SeparableBanditConfig,
         mc_seeds: Sequence[RNGLike] | None = None,
-        optimal_tolerance: float = 1e-9,
     ) -> None:
         n = sem.n_nodes
+        horizon, super_arm_size = config.horizon, config.super_arm_size
         check_horizon_and_super_arm_size(horizon, super_arm_size, n)
-        non_negative("observation_noise", observation_noise)
-        if np.ndim(model_noise) == 0:
-            non_negative("model_noise", model_noise)
-        else:
-            each(non_negative, "model_noise", np.asarray(model_noise, dtype=object))
-        noise = np.broadcast_to(np.asarray(model_noise, dtype=float), (sem.replicates,))
-        if noise_placement not in NOISE_PLACEMENTS:
-            raise ValueError(
-                f"noise_placement must be one of {NOISE_PLACEMENTS}, got {noise_placement!r}"
-            )
-        count("mc_samples", mc_samples, minimum=2)
-        non_negative("optimal_tolerance", optimal_tolerance)
+        noise = np.broadcast_to(np.asarray(config.model_noise, dtype=float), (sem.replicates,))
         self.sem, self.arms = sem, arms
         self.horizon, self.super_arm_size = int(horizon), int(super_arm_size)
-        self.observation_noise = float(observation_noise)
+        self.observation_noise = float(config.observation_noise)
         self.model_noise = noise.copy()
-        self.noise_placement = noise_placement
-        self.optimal_tolerance = float(optimal_tolerance)
+        self.noise_placement = config.noise_placement
+        self.optimal_tolerance = float(config.optimal_tolerance)
         self.super_arms = all_super_arms(n, self.super_arm_size)
         seeds = list(range(sem.replicates)) if mc_seeds is None else list(mc_seeds)
         if len(seeds) != sem.replicates:
@@ -135,7 +149,7 @@ class SeparableSemiBandit(ReplicatedEnvironment):
         self._mc_seeds = [
             s if isinstance(s, np.random.SeedSequence) else np.random.SeedSequence(s) for s in seeds
         ]
-        shape = (2, int(mc_samples), n)
+        shape = (2, int(config.mc_samples), n)
         uniforms = np.stack([as_generator(s).random(shape) for s in self._mc_seeds], axis=1)
         signals = arms.quantile(uniforms[0])
         self.expected_payoffs, maxima = monte_carlo_payoffs(

@@ -3,7 +3,7 @@ check): the available hours in order, one per round, for super arms of at most `
 
 The real hours are observations of the real system, in which every station adds its own
 delay: the *complete* super arm. For a played super arm ``x`` the environment serves the
-counterfactual of hour ``t`` under the SEM fitted by :func:`~causalbandits.envs.train_delays.
+counterfactual of hour ``t`` under the SEM fitted by :func:`~causalbandits.envs.train_delay_fit.
 fit_train_delay_sem` (normalised units, minutes / ``fit.scale``), with the hour's structural
 residual held fixed (abduction, action, prediction for an additive-noise SEM):
 
@@ -40,6 +40,7 @@ raise.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -53,14 +54,33 @@ from causalbandits.envs.semibandit import (
     check_super_arms,
 )
 from causalbandits.envs.separable_semibandit import SeparableSemiBandit
-from causalbandits.envs.train_delays import (
-    MAX_ARMS,
-    TrainDelayFit,
-    _resolve_data,
-    fit_train_delay_sem,
-)
+from causalbandits.envs.train_delay_fit import TrainDelayFit, _resolve_data, fit_train_delay_sem
+from causalbandits.envs.train_delays import MAX_ARMS
 
 MISSING_EXOGENOUS = ("zero", "law")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayConfig:
+    """The replay's settings (module docstring), checked on construction (the super-arm size
+    against the hours and stations by :class:`TrainDelayReplay`)."""
+
+    #: ``s``: super arms of at most this many stations (the paper's 6).
+    super_arm_size: int = MAX_ARMS
+    #: A missing ``b_t[i]`` (no through train): ``"zero"`` (no own delay) or ``"law"`` (a draw
+    #: from the station's fitted law).
+    missing_exogenous: str = "zero"
+    #: Leave out hours in which no station has a train (``T = 79`` of the 80 present hours).
+    skip_empty_hours: bool = True
+    #: The counterfactual solve's tolerance.
+    tol: float = 1e-12
+
+    def __post_init__(self) -> None:
+        if self.missing_exogenous not in MISSING_EXOGENOUS:
+            raise ValueError(
+                f"missing_exogenous must be one of {MISSING_EXOGENOUS}, "
+                f"got {self.missing_exogenous!r}"
+            )
 
 
 def descendants(edges: np.ndarray) -> np.ndarray:
@@ -79,44 +99,36 @@ class TrainDelayReplay(ReplicatedEnvironment):
 
     Parameters
     ----------
-    fit: the fitted SEM and laws (:func:`~causalbandits.envs.train_delays.
+    fit: the fitted SEM and laws (:func:`~causalbandits.envs.train_delay_fit.
         fit_train_delay_sem`).
     data: the hours (in minutes) the fit's stations come from.
-    super_arm_size: ``s``.
-    missing_exogenous: ``"zero"`` or ``"law"`` (module docstring).
-    skip_empty_hours: leave out hours in which no station has a train.
+    config: the replay's settings (:class:`ReplayConfig`, default its defaults).
     oracle: a :class:`SeparableSemiBandit` on the same fit for the diagnostic regret.
-    tol: the counterfactual solve's tolerance.
     """
 
     def __init__(
         self,
         fit: TrainDelayFit,
         data: TrainDelayData,
-        super_arm_size: int = MAX_ARMS,
-        missing_exogenous: str = "zero",
-        skip_empty_hours: bool = True,
+        config: ReplayConfig | None = None,
         oracle: SeparableSemiBandit | None = None,
-        tol: float = 1e-12,
     ) -> None:
+        config = ReplayConfig() if config is None else config
         data = _resolve_data(data, None)
         n = fit.n_stations
         if tuple(data.names) != tuple(fit.names):
             raise ValueError("the data's stations are not the fit's")
-        if missing_exogenous not in MISSING_EXOGENOUS:
-            raise ValueError(
-                f"missing_exogenous must be one of {MISSING_EXOGENOUS}, got {missing_exogenous!r}"
-            )
+        super_arm_size = config.super_arm_size
         observed = np.asarray(data.observed, dtype=bool)
-        served = observed.any(axis=1) if skip_empty_hours else np.ones(data.n_hours, bool)
+        served = observed.any(axis=1) if config.skip_empty_hours else np.ones(data.n_hours, bool)
         self.hour_index = np.flatnonzero(served)
         self.hours = tuple(data.hours[t] for t in self.hour_index)
         check_horizon_and_super_arm_size(len(self.hour_index), super_arm_size, n)
         self.horizon = len(self.hour_index)
         self.super_arm_size = int(super_arm_size)
         self.fit, self.names, self.short_names = fit, fit.names, fit.short_names
-        self.missing_exogenous = missing_exogenous
-        self.sem = fit.sem(tol=tol)
+        self.missing_exogenous = config.missing_exogenous
+        self.sem = fit.sem(tol=config.tol)
         exo = fit.normalise(data.exogenous)[self.hour_index]
         endo = fit.normalise(data.endogenous)[self.hour_index]
         #: ``(T, N)``: served exogenous values that are not data (no through train).
@@ -236,29 +248,16 @@ class TrainDelayReplay(ReplicatedEnvironment):
 def train_delay_replay(
     data: TrainDelayData | None = None,
     path: str | Path | None = None,
-    max_arms: int = MAX_ARMS,
     *,
     fit: TrainDelayFit | None = None,
+    config: ReplayConfig | None = None,
     oracle: SeparableSemiBandit | None = None,
-    missing_exogenous: str = "zero",
-    skip_empty_hours: bool = True,
-    tol: float = 1e-12,
-    **fit_options,
 ) -> TrainDelayReplay:
-    """The replay of the available hours (module docstring) with super arms of at most
-    ``max_arms`` stations; ``fit``: a ready fit on ``data`` (else fitted with ``fit_options``);
-    ``oracle``: e.g. ``train_delay_simulator(data, fit=fit, max_arms=max_arms)``."""
+    """The replay of the available hours (module docstring) with ``config``
+    (:class:`ReplayConfig`); ``fit``: a ready fit on ``data`` (else fitted with the default
+    options); ``oracle``: e.g. ``train_delay_simulator(data, fit=fit, config=...)`` with the
+    same super-arm size."""
     data = _resolve_data(data, path)
     if fit is None:
-        fit = fit_train_delay_sem(data, **fit_options)
-    elif fit_options:
-        raise ValueError(f"fit options {sorted(fit_options)} given with a ready fit")
-    return TrainDelayReplay(
-        fit,
-        data,
-        super_arm_size=max_arms,
-        missing_exogenous=missing_exogenous,
-        skip_empty_hours=skip_empty_hours,
-        oracle=oracle,
-        tol=tol,
-    )
+        fit = fit_train_delay_sem(data)
+    return TrainDelayReplay(fit, data, config, oracle)

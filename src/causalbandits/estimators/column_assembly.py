@@ -33,8 +33,7 @@ from causalbandits.scm.separable import SeparableSEM
 def assemble_columns(
     per_arm_weights: np.ndarray,
     dictionary: Dictionary,
-    low: np.ndarray,
-    high: np.ndarray,
+    observed: tuple[np.ndarray, np.ndarray],
     grid_size: int = 64,
     edge_threshold: float = 0.0,
 ) -> np.ndarray:
@@ -46,9 +45,9 @@ def assemble_columns(
         ``W[i, j, k]`` of :class:`~causalbandits.scm.separable.SeparableSEM`), strictly upper
         triangular in ``(i, j)``.
     dictionary: the ``K`` basis functions of the fits, onto which the entries are projected.
-    low, high: ``(N,)``, the observed range of every node's ``y``; entry ``F_hat[i, o]`` is
-        projected on ``grid_size`` even points of ``[low[o], high[o]]`` (a range of zero width
-        is widened to ``[low[o], low[o] + 1]``).
+    observed: ``(low, high)``, each ``(N,)``, the observed range of every node's ``y``; entry
+        ``F_hat[i, o]`` is projected on ``grid_size`` even points of ``[low[o], high[o]]`` (a
+        range of zero width is widened to ``[low[o], low[o] + 1]``).
     edge_threshold: assembled entries whose coefficient vector has a Euclidean norm at most this
         are set to 0 (the paper's edge-recognition threshold; 0 keeps every non-zero entry).
     """
@@ -60,7 +59,7 @@ def assemble_columns(
         raise ValueError(
             f"weights have {k} basis coefficients per edge, the dictionary {dictionary.size}"
         )
-    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    low, high = (np.asarray(bound, dtype=float) for bound in observed)
     if low.shape != (n,) or high.shape != (n,):
         raise ValueError(f"low and high must have shape ({n},), got {low.shape}, {high.shape}")
     if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))) or np.any(low > high):

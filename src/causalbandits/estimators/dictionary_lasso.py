@@ -21,10 +21,19 @@ the lasso's shrinkage would bias every Taylor coefficient; decisions: ssem-ucb 3
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from causalbandits.scm.basis import Dictionary
-from causalbandits.validation import count, in_range, non_negative, optional, positive
+from causalbandits.validation import in_range, non_negative, optional, positive
+
+#: Coordinate descent stops once no coefficient moves by more than this (relative; see
+#: :func:`soft_threshold_lasso`) or after :data:`LASSO_SWEEPS` sweeps.
+LASSO_TOL = 1e-6
+LASSO_SWEEPS = 200
+#: Bisection steps on ``log lam`` when ``target_density`` is set.
+BISECTION_STEPS = 8
 
 
 def features(y: np.ndarray, dictionary: Dictionary) -> np.ndarray:
@@ -48,16 +57,15 @@ def soft_threshold_lasso(
     penalty: np.ndarray,
     support: np.ndarray,
     start: np.ndarray,
-    tol: float = 1e-6,
-    max_sweeps: int = 200,
 ) -> np.ndarray:
     """``argmin_w w^T G w - 2 w^T c_i + penalty ||w||_1`` per row, by coordinate descent.
 
     ``gram`` ``(R, P, P)``, ``cross`` ``(R, P, N)`` (column ``i``: row ``i``'s ``c_i``),
     ``penalty`` ``(R,)``, ``support`` ``(N, P)``, ``start`` ``(R, N, P)``; returns ``(R, N, P)``.
-    Sweeps stop once no coefficient moves by more than ``tol`` times the largest ``|c|``
-    divided by the largest ``G[p, p]``: the fit only selects the edges (:class:`DictionaryLasso`
-    refits them by least squares), so a loose tolerance suffices.
+    Sweeps (at most :data:`LASSO_SWEEPS`) stop once no coefficient moves by more than
+    :data:`LASSO_TOL` times the largest ``|c|`` divided by the largest ``G[p, p]``: the fit
+    only selects the edges (:class:`DictionaryLasso` refits them by least squares), so a loose
+    tolerance suffices.
     """
     w = np.where(support, start, 0.0)
     target = np.swapaxes(cross, 1, 2)  # (R, N, P)
@@ -67,7 +75,7 @@ def soft_threshold_lasso(
     q = w @ gram  # q[r, i, p] = sum_l w[r, i, l] G[r, l, p]
     scale = np.abs(target).max(initial=0.0) / max(float(diag.max(initial=0.0)), 1e-300) + 1e-300
     columns = [p for p in range(gram.shape[1]) if support[:, p].any()]
-    for _ in range(max_sweeps):
+    for _ in range(LASSO_SWEEPS):
         largest = 0.0
         for p in columns:
             free = support[:, p]
@@ -79,17 +87,34 @@ def soft_threshold_lasso(
             w[:, :, p] = new
             q += delta[:, :, None] * gram[:, p, None, :]
             largest = max(largest, float(np.abs(delta).max()))
-        if largest <= tol * scale:
+        if largest <= LASSO_TOL * scale:
             break
     return w
 
 
-def check_fit_options(lam: float, target_density: float | None, edge_threshold: float) -> None:
-    """Raise unless ``lam > 0``, ``target_density`` is ``None`` or in ``(0, 1]`` and
-    ``edge_threshold >= 0``, all finite (:class:`DictionaryLasso`'s options)."""
-    positive("lam", lam)
-    optional(in_range, "target_density", target_density, 0, 1, low_open=True)
-    non_negative("edge_threshold", edge_threshold)
+@dataclass(frozen=True, kw_only=True)
+class DictionaryLassoOptions:
+    """The options of the graph fit of eqs. 3-4 (:class:`DictionaryLasso`); ``lam`` and
+    ``edge_threshold`` are kept as floats."""
+
+    #: The penalty of eq. 3's l1 surrogate (App. -G1), used when ``target_density`` is
+    #: ``None`` and as the first bracket centre.
+    lam: float = 1e-3
+    #: Tune ``lam`` at each fit so that the graph has this share of the possible edges
+    #: (decisions: ssem-ucb 2; ``None``: keep ``lam``).
+    target_density: float | None = None
+    #: Edges ``(i, j)`` whose function has a root mean square over the data below it are
+    #: removed (App. -G1's "edge-recognition thresholds"; :meth:`DictionaryLasso.edge_norms`).
+    edge_threshold: float = 0.05
+    #: Refit the selected edges by least squares, ridge ``1e-8`` for stability (decisions:
+    #: ssem-ucb 3).
+    debias: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lam", positive("lam", self.lam))
+        optional(in_range, "target_density", self.target_density, 0, 1, low_open=True)
+        threshold = non_negative("edge_threshold", self.edge_threshold)
+        object.__setattr__(self, "edge_threshold", threshold)
 
 
 class DictionaryLasso:
@@ -100,12 +125,8 @@ class DictionaryLasso:
     replicates, n_nodes: ``R`` and ``N``.
     dictionary: the ``K`` basis functions of the fit.
     upper_triangular: fit only edges ``j -> i`` with ``j > i`` (a known DAG order).
-    lam: the penalty, used when ``target_density`` is ``None`` and as the first bracket centre.
-    target_density: tune ``lam`` at each fit so that the graph has this share of the
-        possible edges (``None``: keep ``lam``).
-    edge_threshold: edges ``(i, j)`` whose function has a root mean square over the data below
-        it are removed (:meth:`edge_norms`).
-    debias: refit the selected edges by least squares (ridge ``1e-8`` for stability).
+    options: the penalty, its tuning, the edge threshold and the debiasing
+        (:class:`DictionaryLassoOptions`).
     """
 
     def __init__(
@@ -114,24 +135,18 @@ class DictionaryLasso:
         n_nodes: int,
         dictionary: Dictionary,
         upper_triangular: bool = True,
-        lam: float = 1e-3,
-        target_density: float | None = None,
-        edge_threshold: float = 0.05,
-        debias: bool = True,
-        bisection_steps: int = 8,
+        options: DictionaryLassoOptions | None = None,
     ) -> None:
-        check_fit_options(lam, target_density, edge_threshold)
-        count("bisection_steps", bisection_steps, minimum=0)
+        options = DictionaryLassoOptions() if options is None else options
         self.dictionary = dictionary
         self.n_nodes, self.n_basis = int(n_nodes), dictionary.size
         n_features = self.n_nodes * self.n_basis
         self.support = row_support(self.n_nodes, self.n_basis, upper_triangular)
         self.upper_triangular = upper_triangular
-        self.lam = np.full(replicates, float(lam))
-        self.target_density = target_density
-        self.edge_threshold = float(edge_threshold)
-        self.debias = debias
-        self.bisection_steps = int(bisection_steps)
+        self.lam = np.full(replicates, options.lam)
+        self.target_density = options.target_density
+        self.edge_threshold = options.edge_threshold
+        self.debias = options.debias
         self.gram = np.zeros((replicates, n_features, n_features))
         self.cross = np.zeros((replicates, n_features, self.n_nodes))
         self.counts = np.zeros(replicates, dtype=np.int64)
@@ -218,7 +233,7 @@ class DictionaryLasso:
         best = start.copy()
         best_gap = np.full(rows.size, np.inf)
         best_lam = self.lam[rows].copy()
-        for _ in range(self.bisection_steps):
+        for _ in range(BISECTION_STEPS):
             middle = (low + high) / 2
             w = soft_threshold_lasso(gram, cross, t * np.exp(middle), self.support, best)
             count = self.edge_counts(w, rows)

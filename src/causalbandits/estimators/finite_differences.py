@@ -14,7 +14,8 @@ where ``w^(p)`` are the weights of the ``O(h^2)`` central difference of order ``
 offsets ``-m..m``, ``m = ceil(p / 2)`` (:func:`central_stencil`; e.g. ``(f(h) - f(-h)) / 2h``,
 ``(f(h) - 2 f(0) + f(-h)) / h^2``). The error is ``O(h^2)`` truncation (the next even
 derivatives) plus rounding of about ``eps |r| / h^|alpha|`` (``eps`` the machine epsilon), so
-the step ``h`` trades the two: at ``q = 4`` and ``|r| ~ 1``, ``h = 1e-3`` (:data:`FD_STEP`)
+the step ``h`` trades the two: at ``q = 4`` and ``|r| ~ 1``, ``h = 1e-3`` (:data:`~causalbandits.
+estimators.expansion.FD_STEP`)
 keeps the rounding near ``1e-4`` on the fourth derivatives, ``h = 1e-4`` makes it about 1.
 
 :func:`reward_jets` (``derivatives="exact"``) computes the same coefficients exactly with
@@ -31,15 +32,10 @@ from math import factorial, prod
 
 import numpy as np
 
+from causalbandits.estimators.expansion import Expansion
 from causalbandits.estimators.jets import monomials, reward_jets
-from causalbandits.scm.basis import Dictionary
 from causalbandits.scm.separable import ChordSEM, ConvergenceError, SeparableSEM
-from causalbandits.validation import positive
 
-#: The derivative modes of :func:`taylor_coefficients`: exact jets or central differences.
-DERIVATIVE_MODES = ("exact", "finite-difference")
-#: The default finite-difference step ``h`` (see the module docstring for its trade-off).
-FD_STEP = 1e-3
 #: Evaluation points ``r_x(a + h o)`` per block of :func:`finite_difference_jets` (bounds the
 #: memory of the ``(R, A, P, N)`` inputs to about 64 MB).
 FD_POINTS = 800_000
@@ -111,34 +107,31 @@ def stencil_table(n_vars: int, degree: int) -> tuple[np.ndarray, np.ndarray]:
 
 def finite_difference_jets(
     weights: np.ndarray,
-    dictionary: Dictionary,
+    expansion: Expansion,
     centres: np.ndarray,
     members: np.ndarray,
     degree: int,
-    step: float = FD_STEP,
-    upper_triangular: bool = True,
-    tol: float = 1e-12,
-    max_iter: int = 100,
 ) -> np.ndarray:
     """Central-difference Taylor coefficients ``c_alpha ~ D^alpha r_x(a) / alpha!`` about
     ``b = a`` of super arms of one size ``k`` (see the module docstring): ``(R, A, M)``, the
     layout of :func:`~causalbandits.estimators.jets.reward_jets`.
 
-    ``weights`` ``(R, N, N, K)`` define ``F``, ``centres`` ``(R, N)`` the points ``a``,
-    ``members`` ``(A, k)`` the super arms and ``step`` the ``h``. All super arms (in blocks of
-    :data:`FD_POINTS` evaluations) and stencil points are solved at once: with
-    ``upper_triangular`` by one backward sweep, otherwise by the cyclic solve
-    (:class:`~causalbandits.scm.separable.ChordSEM`, tolerance ``tol``; it raises
+    ``weights`` ``(R, N, N, K)`` define ``F`` on ``expansion.dictionary``, ``centres``
+    ``(R, N)`` the points ``a``, ``members`` ``(A, k)`` the super arms and
+    ``expansion.fd_step`` the ``h``. All super arms (in blocks of :data:`FD_POINTS`
+    evaluations) and stencil points are solved at once: with ``expansion.upper_triangular`` by
+    one backward sweep, otherwise by the cyclic solve
+    (:class:`~causalbandits.scm.separable.ChordSEM`, tolerance ``expansion.tol``; it raises
     :class:`~causalbandits.scm.separable.ConvergenceError` when ``F`` is no contraction
     there) polished by :data:`POLISH_STEPS` Newton steps, since the stopping tolerance would
     otherwise be amplified by ``h^(-|alpha|)``."""
-    positive("step", step)
+    step = expansion.fd_step
     weights = np.asarray(weights, dtype=float)
     centres = np.asarray(centres, dtype=float)
     offsets, table = stencil_table(members.shape[1], degree)
     orders = monomials(members.shape[1], degree).total_degree
     scaled = table * float(step) ** -orders[:, None].astype(float)  # (M, P)
-    solve = _solver(weights, dictionary, upper_triangular, tol, max_iter)
+    solve = _solver(weights, expansion)
     out = np.empty((centres.shape[0], members.shape[0], table.shape[0]))
     chunk = max(1, FD_POINTS // (centres.shape[0] * len(offsets)))
     for start in range(0, members.shape[0], chunk):
@@ -162,17 +155,11 @@ def stencil_rewards(
     return solve(inputs).sum(axis=-1)
 
 
-def _solver(
-    weights: np.ndarray,
-    dictionary: Dictionary,
-    upper_triangular: bool,
-    tol: float,
-    max_iter: int,
-) -> Solver:
+def _solver(weights: np.ndarray, expansion: Expansion) -> Solver:
     """``u -> y`` solving ``y = F(y) + u`` for inputs ``(R, ..., N)``."""
-    if upper_triangular:
-        return SeparableSEM(weights, dictionary, method="backward").solve
-    sem = ChordSEM(weights, dictionary, tol=tol, max_iter=max_iter)
+    if expansion.upper_triangular:
+        return SeparableSEM(weights, expansion.dictionary, method="backward").solve
+    sem = ChordSEM(weights, expansion.dictionary, tol=expansion.tol, max_iter=expansion.max_iter)
 
     def solve(u: np.ndarray) -> np.ndarray:
         return polished(sem, u, sem.solve(u))
@@ -196,28 +183,16 @@ def polished(sem: SeparableSEM, u: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def taylor_coefficients(
     weights: np.ndarray,
-    dictionary: Dictionary,
+    expansion: Expansion,
     centres: np.ndarray,
     members: np.ndarray,
     degree: int,
-    upper_triangular: bool = True,
-    derivatives: str = "exact",
-    step: float = FD_STEP,
 ) -> np.ndarray:
     """``D^alpha r_x(a) / alpha!`` ``(R, A, M)`` of super arms of one size (Sec. III-B), by
-    exact jets (:func:`~causalbandits.estimators.jets.reward_jets`, ``derivatives="exact"``)
-    or by central differences of step ``step`` (:func:`finite_difference_jets`,
-    ``"finite-difference"``, the paper's numerical derivatives, App. -G1)."""
-    check_derivatives(derivatives, step)
-    if derivatives == "exact":
-        return reward_jets(weights, dictionary, centres, members, degree, upper_triangular)
-    return finite_difference_jets(
-        weights, dictionary, centres, members, degree, step, upper_triangular
-    )
-
-
-def check_derivatives(derivatives: str, step: float) -> None:
-    """Raise unless ``derivatives`` is a :data:`DERIVATIVE_MODES` and ``step > 0``."""
-    if derivatives not in DERIVATIVE_MODES:
-        raise ValueError(f"derivatives must be one of {DERIVATIVE_MODES}, got {derivatives!r}")
-    positive("fd_step", step)
+    exact jets (:func:`~causalbandits.estimators.jets.reward_jets`,
+    ``expansion.derivatives="exact"``) or by central differences of step ``expansion.fd_step``
+    (:func:`finite_difference_jets`, ``"finite-difference"``, the paper's numerical
+    derivatives, App. -G1)."""
+    if expansion.derivatives == "exact":
+        return reward_jets(weights, expansion, centres, members, degree)
+    return finite_difference_jets(weights, expansion, centres, members, degree)

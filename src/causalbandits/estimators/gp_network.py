@@ -182,6 +182,44 @@ class CachedPosterior:
 
 
 @dataclass(frozen=True)
+class BaseSamples:
+    """Fixed base samples ``(S, nodes)`` of a network's Monte Carlo propagation (common random
+    numbers; decisions: excbo 7), each optional."""
+
+    #: Standard normals: a posterior draw per sample, ``x_i = mu_i + sigma_i draw`` (option C).
+    draws: torch.Tensor | None = None
+    #: Recovered exogenous values fed to the decoders ``g_i(w, u)`` (EXCBO, Sec. 4.2).
+    exogenous: torch.Tensor | None = None
+    #: Additive noise draws ``u_i ~ N(0, rho_i^2)`` (MCBO).
+    noise: torch.Tensor | None = None
+
+    @property
+    def count(self) -> int:
+        """``S``: the rows of the samples given (1 if none)."""
+        given = [x.shape[0] for x in (self.draws, self.exogenous, self.noise) if x is not None]
+        return given[0] if given else 1
+
+
+#: No base samples: the posterior mean, one sample.
+NO_SAMPLES = BaseSamples()
+
+
+@dataclass(frozen=True)
+class Optimism:
+    """How ``beta sigma`` enters a network acquisition (EXCBO eq. 10; decisions: excbo 7):
+    ``x_i = mu_i + beta eta_i sigma_i`` with ``eta`` part of the decision (``hallucinate``,
+    option B, MCBO), fixed (``fixed_eta`` ``(1, nodes)``: e.g. ``+1`` at the target node
+    only, option A) or absent (the posterior mean)."""
+
+    beta: float
+    hallucinate: bool = True
+    fixed_eta: torch.Tensor | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "beta", float(self.beta))
+
+
+@dataclass(frozen=True)
 class GPNetwork:
     """Fitted node models over a DAG: ``marginals[i]`` maps ``w_i`` (plus ``u_i`` when
     ``with_exogenous``) to the posterior mean and std of ``x_i`` (:class:`CachedPosterior`
@@ -199,23 +237,20 @@ class GPNetwork:
         *,
         eta: torch.Tensor | None = None,
         beta: float = 0.0,
-        draws: torch.Tensor | None = None,
-        exogenous: torch.Tensor | None = None,
-        noise: torch.Tensor | None = None,
+        samples: BaseSamples = NO_SAMPLES,
     ) -> torch.Tensor:
         """Node values ``(b, S, nodes)`` for decisions ``actions`` (b, |A|).
 
         ``eta`` (b, nodes) in ``[-1, 1]``: hallucination, ``x_i = mu_i + beta * eta_i *
-        sigma_i`` (option B, MCBO); ``draws`` (S, nodes) fixed standard normals: a posterior
-        draw per base sample, ``x_i = mu_i + sigma_i * draw`` (option C); neither: the
-        posterior mean (option A). ``exogenous`` (S, nodes): recovered-noise samples fed to
-        the decoder (EXCBO); ``noise`` (S, nodes): additive noise draws (MCBO). ``S`` is the
-        number of rows of the base samples given (1 if none).
+        sigma_i`` (option B, MCBO); with ``samples.draws``: a posterior draw per base sample,
+        ``x_i = mu_i + sigma_i * draw`` (option C); neither: the posterior mean (option A).
+        ``samples.exogenous`` are fed to the decoder (EXCBO), ``samples.noise`` added (MCBO);
+        ``S`` is :attr:`BaseSamples.count`.
         """
-        given = [x.shape[0] for x in (draws, exogenous, noise) if x is not None]
-        samples = given[0] if given else 1
+        draws, exogenous, noise = samples.draws, samples.exogenous, samples.noise
+        count = samples.count
         batch = actions.shape[0]
-        expanded = actions.unsqueeze(1).expand(batch, samples, actions.shape[-1])
+        expanded = actions.unsqueeze(1).expand(batch, count, actions.shape[-1])
         values: list[torch.Tensor] = [expanded[..., 0]] * len(self.specs)
         for i in self.order:
             spec = self.specs[i]
@@ -224,8 +259,8 @@ class GPNetwork:
             )
             w = node_inputs(spec, expanded, parents, self.scalers[i])
             if self.with_exogenous:
-                u = exogenous[:, i] if exogenous is not None else w.new_zeros(samples)
-                w = torch.cat([w, u.expand(batch, samples).unsqueeze(-1)], dim=-1)
+                u = exogenous[:, i] if exogenous is not None else w.new_zeros(count)
+                w = torch.cat([w, u.expand(batch, count).unsqueeze(-1)], dim=-1)
             mean, std = self.marginals[i](w)
             value = mean
             if eta is not None:
@@ -242,10 +277,10 @@ class NetworkAcquisition(AcquisitionFunction):
     """The Monte Carlo mean of ``objective`` over the network's base samples, as a function of
     the decision (EXCBO eq. 10 with hallucination, option B of decisions: excbo 7; MCBO).
 
-    The decision is ``[a, v]`` with ``a`` the action and, when ``hallucinate``, ``v`` in
-    ``[0, 1]^nodes`` mapped to ``eta = 2 v - 1``; otherwise ``eta`` is the fixed
-    ``fixed_eta`` (``None``: the posterior mean). Base samples are fixed at construction
-    (common random numbers: a deterministic, smooth acquisition).
+    The decision is ``[a, v]`` with ``a`` the action and, when ``optimism.hallucinate``, ``v``
+    in ``[0, 1]^nodes`` mapped to ``eta = 2 v - 1``; otherwise ``eta`` is the fixed
+    ``optimism.fixed_eta`` (``None``: the posterior mean). The base ``samples`` are fixed at
+    construction (common random numbers: a deterministic, smooth acquisition).
     """
 
     def __init__(
@@ -253,35 +288,24 @@ class NetworkAcquisition(AcquisitionFunction):
         network: GPNetwork,
         objective: Callable[[torch.Tensor], torch.Tensor],
         n_actions: int,
-        beta: float,
-        *,
-        hallucinate: bool = True,
-        fixed_eta: torch.Tensor | None = None,
-        draws: torch.Tensor | None = None,
-        exogenous: torch.Tensor | None = None,
-        noise: torch.Tensor | None = None,
+        optimism: Optimism,
+        samples: BaseSamples = NO_SAMPLES,
     ) -> None:
         super().__init__(model=None)  # type: ignore[arg-type]  # the network is the model
         self.network, self.objective = network, objective
-        self.n_actions, self.beta, self.hallucinate = int(n_actions), float(beta), hallucinate
-        self.fixed_eta, self.draws, self.exogenous, self.noise = fixed_eta, draws, exogenous, noise
+        self.n_actions, self.optimism, self.samples = int(n_actions), optimism, samples
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         """``X`` (b, 1, D) -> acquisition values (b,)."""
         decision = X[..., 0, :]
         actions = decision[:, : self.n_actions]
-        if self.hallucinate:
+        if self.optimism.hallucinate:
             eta = 2.0 * decision[:, self.n_actions :] - 1.0
-        elif self.fixed_eta is not None:
-            eta = self.fixed_eta.expand(decision.shape[0], -1)
+        elif self.optimism.fixed_eta is not None:
+            eta = self.optimism.fixed_eta.expand(decision.shape[0], -1)
         else:
             eta = None
         values = self.network.propagate(
-            actions,
-            eta=eta,
-            beta=self.beta,
-            draws=self.draws,
-            exogenous=self.exogenous,
-            noise=self.noise,
+            actions, eta=eta, beta=self.optimism.beta, samples=self.samples
         )
         return self.objective(values).mean(dim=-1)

@@ -18,6 +18,7 @@ from math import factorial
 
 import numpy as np
 
+from causalbandits.estimators.expansion import Expansion
 from causalbandits.scm.basis import Dictionary
 from causalbandits.scm.separable import ChordSEM
 
@@ -127,40 +128,39 @@ JET_CHUNK = 4096
 
 def reward_jets(
     weights: np.ndarray,
-    dictionary: Dictionary,
+    expansion: Expansion,
     centres: np.ndarray,
     members: np.ndarray,
     degree: int,
-    upper_triangular: bool = True,
-    tol: float = 1e-12,
-    max_iter: int = 100,
 ) -> np.ndarray:
     """Taylor coefficients ``D^alpha r_x(a) / alpha!`` of ``r_x(b) = 1^T (I - F)^{-1}(x * b)``
     about ``b = a``, for super arms of one size ``k``: ``(R, A, M)``.
 
-    ``weights`` ``(R, N, N, K)`` define ``F`` (:class:`~causalbandits.scm.separable.
-    SeparableSEM`), ``centres`` ``(R, N)`` the expansion points ``a``, ``members`` ``(A, k)``
-    the super arms, in blocks of :data:`JET_CHUNK`. With ``upper_triangular`` one backward
-    sweep in the paper's node order is exact (a DAG). Otherwise (cycles, Prop. IV.4) the
-    constant terms are the cyclic solve ``y0 = F(y0) + x * a``
-    (:class:`~causalbandits.scm.separable.ChordSEM`, which raises
+    ``weights`` ``(R, N, N, K)`` define ``F`` on ``expansion.dictionary``
+    (:class:`~causalbandits.scm.separable.SeparableSEM`), ``centres`` ``(R, N)`` the expansion
+    points ``a``, ``members`` ``(A, k)`` the super arms, in blocks of :data:`JET_CHUNK`. With
+    ``expansion.upper_triangular`` one backward sweep in the paper's node order is exact (a
+    DAG). Otherwise (cycles, Prop. IV.4) the constant terms are the cyclic solve ``y0 = F(y0) +
+    x * a`` (:class:`~causalbandits.scm.separable.ChordSEM` to ``expansion.tol``, which raises
     :class:`~causalbandits.scm.separable.ConvergenceError` when ``F`` is not a contraction
     there: a fitted ``F`` then has no equilibrium the process reaches), and each degree
     ``d = 1..q`` is one linear solve: the degree-``d`` terms of ``Y = F(Y) + U`` are
     ``J h_d + (terms of lower degrees)`` with ``J = dF/dy (y0)``, so
     ``Y_d = (I - J)^{-1} (U_d + [F(Y_{<d})]_d)``, the limit of the fixed point on the jets
-    reached in ``q`` steps instead of iterated sweeps.
+    reached in ``q`` steps instead of iterated sweeps. ``expansion.derivatives`` is not
+    consulted (these are the exact coefficients).
     """
     basis = monomials(members.shape[1], degree)
     weights = np.asarray(weights, dtype=float)
+    dictionary = expansion.dictionary
     out = np.empty((centres.shape[0], members.shape[0], basis.size))
     for start in range(0, members.shape[0], JET_CHUNK):
         block = slice(start, start + JET_CHUNK)
         inputs = input_jets(centres, members[block], basis)  # (R, A, N, M)
-        if upper_triangular:
+        if expansion.upper_triangular:
             jets = _backward_jets(weights, dictionary, inputs, basis, degree)
         else:
-            jets = _cyclic_jets(weights, dictionary, inputs, basis, degree, tol, max_iter)
+            jets = _cyclic_jets(weights, expansion, inputs, basis, degree)
         out[:, block] = jets.sum(axis=2)
     return out
 
@@ -188,17 +188,12 @@ def _backward_jets(
 
 
 def _cyclic_jets(
-    weights: np.ndarray,
-    dictionary: Dictionary,
-    inputs: np.ndarray,
-    basis: Monomials,
-    degree: int,
-    tol: float,
-    max_iter: int,
+    weights: np.ndarray, expansion: Expansion, inputs: np.ndarray, basis: Monomials, degree: int
 ) -> np.ndarray:
     """The node jets ``(R, A, N, M)`` of a cyclic ``F``, degree by degree (:func:`reward_jets`)."""
     replicates, count, n, size = inputs.shape
-    sem = ChordSEM(weights, dictionary, tol=tol, max_iter=max_iter)
+    dictionary = expansion.dictionary
+    sem = ChordSEM(weights, dictionary, tol=expansion.tol, max_iter=expansion.max_iter)
     constant = sem.solve(inputs[..., 0])  # (R, A, N)
     system = np.eye(n) - sem.jacobian(constant)  # (R, A, N, N)
     y = np.zeros((replicates * count, n, size))

@@ -25,6 +25,8 @@ Solvers
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -313,163 +315,222 @@ def _dagma_objective(
     return mu * (score + lambda1 * np.abs(W).sum(axis=(1, 2))) + h
 
 
+@dataclass(frozen=True, kw_only=True)
+class DagmaOptions:
+    """The settings of DAGMA-linear (:func:`dagma_linear`): the defaults of
+    ``dagma.linear.DagmaLinear(loss_type="l2").fit`` (``dagma`` 1.1.1; decisions: csl-ucb
+    A13, B3); checked on construction."""
+
+    #: The L1 weight ``lambda1`` of the score.
+    lambda1: float = 0.03
+    #: Entries with ``|W| < w_threshold`` are zeroed after the fit.
+    w_threshold: float = 0.3
+    #: Stages ``T`` of the central path.
+    T: int = 5
+    #: ``mu_0``, multiplied by ``mu_factor`` at every stage.
+    mu_init: float = 1.0
+    mu_factor: float = 0.1
+    #: The ``s`` of each stage's ``h^s`` (a scalar for all; the last value repeated).
+    s: float | Sequence[float] = (1.0, 0.9, 0.8, 0.7, 0.6)
+    #: Adam steps per stage at most, ``max_iter`` in the last stage.
+    warm_iter: int = 30_000
+    max_iter: int = 60_000
+    #: Adam's learning rate and moment decays.
+    lr: float = 3e-4
+    beta_1: float = 0.99
+    beta_2: float = 0.999
+    #: A stage stops when the objective changes by at most ``tol`` (relative) between
+    #: ``checkpoint``s.
+    checkpoint: int = 1000
+    tol: float = 1e-6
+    #: Also delete the smallest edges until the result is a DAG (as GOLEM's post-processing).
+    force_dag: bool = False
+
+    def __post_init__(self) -> None:
+        if self.T < 1:
+            raise ValueError(f"T must be >= 1, got {self.T}")
+        if np.ndim(self.s) and not len(self.s):
+            raise ValueError("s must not be empty")
+
+    @property
+    def stage_s(self) -> list[float]:
+        """The ``s`` of every stage, ``T`` values (or more)."""
+        values = [float(self.s)] * self.T if np.isscalar(self.s) else [float(v) for v in self.s]
+        return values + [values[-1]] * (self.T - len(values))
+
+
+class _DagmaPath:
+    """The central path of :func:`dagma_linear_batch` for ``R`` data sets at once: the Adam
+    state of every fit, its stage and the package's back-off and retry rules."""
+
+    def __init__(self, cov: np.ndarray, options: DagmaOptions) -> None:
+        self.cov, self.options = cov, options
+        R, n = cov.shape[0], cov.shape[-1]
+        self.s_list = options.stage_s
+        self.eye = np.eye(n)
+        self.rows = np.arange(R)
+        self.W = np.zeros((R, n, n))
+        self.W_start = self.W.copy()  # the stage's starting point, for retries
+        self.stage = np.zeros(R, dtype=np.intp)
+        self.mu = np.full(R, float(options.mu_init))
+        self.s_cur = np.full(R, self.s_list[0])
+        self.lr_stage = np.full(R, float(options.lr))  # halved on each retry of the stage
+        self.lr_cur = self.lr_stage.copy()  # the current attempt's rate (halved on back-off)
+        self.it = np.zeros(R, dtype=np.int64)
+        self.m = np.zeros_like(self.W)
+        self.v = np.zeros_like(self.W)
+        self.direction = np.zeros_like(self.W)  # Adam's last step direction
+        self.obj_prev = np.full(R, 1e16)
+        T = options.T
+        self.limit = np.where(T == 1, options.max_iter, options.warm_iter) * np.ones(
+            R, dtype=np.int64
+        )
+        self.active = np.ones(R, dtype=bool)
+
+    def restart_attempt(self, idx: np.ndarray) -> None:
+        """Start the stage of the fits ``idx`` again from its starting point."""
+        self.W[idx] = self.W_start[idx]
+        self.m[idx] = self.v[idx] = self.direction[idx] = 0.0
+        self.it[idx] = 0
+        self.obj_prev[idx] = 1e16
+        self.lr_cur[idx] = self.lr_stage[idx]
+
+    def next_stage(self, idx: np.ndarray) -> None:
+        """Move the fits ``idx`` to their next stage (or finish them after the last)."""
+        options, stage = self.options, self.stage
+        T = options.T
+        stage[idx] += 1
+        self.mu[idx] *= options.mu_factor
+        done = idx[stage[idx] >= T]
+        self.active[done] = False
+        go = idx[stage[idx] < T]
+        self.s_cur[go] = np.asarray(self.s_list)[stage[go]]
+        self.lr_stage[go] = options.lr
+        self.limit[go] = np.where(stage[go] == T - 1, options.max_iter, options.warm_iter)
+        self.W_start[go] = self.W[go]
+        self.restart_attempt(go)
+
+    def _inverse(self, sel: slice | np.ndarray) -> np.ndarray:
+        """``(s I - W o W)^{-1}`` (plus 1e-16) of the fits ``sel``."""
+        W = self.W[sel]
+        return np.linalg.inv(self.s_cur[sel, None, None] * self.eye - W * W) + 1e-16
+
+    def iterate(self) -> None:
+        """One Adam step of every running fit, with the package's back-off, retries and
+        convergence checks."""
+        sel = slice(None) if self.active.all() else self.rows[self.active]
+        idx = self.rows[sel]
+        self.it[sel] += 1
+        Minv = self._inverse(sel)
+        if Minv.min() < 0:
+            skip = self._back_off(idx, Minv)
+            if skip.any():
+                idx, Minv = idx[~skip], Minv[~skip]
+                sel = idx
+                if idx.size == 0:
+                    return
+        self._adam(sel, Minv)
+        self._check(sel, idx)
+
+    def _back_off(self, idx: np.ndarray, Minv: np.ndarray) -> np.ndarray:
+        """Fits ``idx`` whose iterate left the domain of M-matrices (``Minv`` has a negative
+        entry; updated in place): halve the step until it is back, or retry the stage with
+        ``s + 0.1`` and half the learning rate, or (a step below 1e-16) end the stage as the
+        package does. Returns which fits skip this step."""
+        W, lr_cur, direction = self.W, self.lr_cur, self.direction
+        bad = np.any(Minv < 0, axis=(1, 2))
+        skip = np.zeros(idx.size, dtype=bool)
+        while bad.any():
+            b = np.flatnonzero(bad)
+            j = idx[b]
+            fail = (self.it[j] == 1) | (self.s_cur[j] <= 0.9)
+            if fail.any():
+                f = j[fail]
+                self.lr_stage[f] *= 0.5
+                self.s_cur[f] += 0.1
+                self.restart_attempt(f)
+                skip[b[fail]] = True
+            k, kb = j[~fail], b[~fail]
+            W[k] += lr_cur[k, None, None] * direction[k]
+            lr_cur[k] *= 0.5
+            tiny = lr_cur[k] <= 1e-16
+            if tiny.any():  # the package accepts the point and ends the stage
+                skip[kb[tiny]] = True
+                self.next_stage(k[tiny])
+            k, kb = k[~tiny], kb[~tiny]
+            W[k] -= lr_cur[k, None, None] * direction[k]
+            bad[:] = False
+            if k.size:
+                Minv[kb] = self._inverse(k)
+                bad[kb] = np.any(Minv[kb] < 0, axis=(1, 2))
+        return skip
+
+    def _adam(self, sel: slice | np.ndarray, Minv: np.ndarray) -> None:
+        """The (sub)gradient Adam step of the fits ``sel``."""
+        options, eye = self.options, self.eye
+        beta_1, beta_2 = options.beta_1, options.beta_2
+        Wi = self.W[sel]
+        grad = (
+            -self.mu[sel, None, None] * (self.cov[sel] @ (eye - Wi))
+            + (self.mu[sel] * options.lambda1)[:, None, None] * np.sign(Wi)
+            + 2.0 * Wi * np.swapaxes(Minv, -1, -2)
+        )
+        t = self.it[sel][:, None, None].astype(float)
+        self.m[sel] = beta_1 * self.m[sel] + (1 - beta_1) * grad
+        self.v[sel] = beta_2 * self.v[sel] + (1 - beta_2) * grad**2
+        self.direction[sel] = (self.m[sel] / (1 - beta_1**t)) / (
+            np.sqrt(self.v[sel] / (1 - beta_2**t)) + 1e-8
+        )
+        self.W[sel] = Wi - self.lr_cur[sel, None, None] * self.direction[sel]
+
+    def _check(self, sel: slice | np.ndarray, idx: np.ndarray) -> None:
+        """At a checkpoint or the stage's step limit: the next stage for the fits whose
+        objective converged (or hit the limit)."""
+        options = self.options
+        due = (self.it[sel] % options.checkpoint == 0) | (self.it[sel] == self.limit[sel])
+        if not due.any():
+            return
+        check = idx[due]
+        obj = _dagma_objective(
+            self.W[check], self.cov[check], self.mu[check], self.s_cur[check], options.lambda1
+        )
+        converged = np.abs((self.obj_prev[check] - obj) / self.obj_prev[check]) <= options.tol
+        self.obj_prev[check] = obj
+        finished = check[converged | (self.it[check] == self.limit[check])]
+        if finished.size:
+            self.next_stage(finished)
+
+
 @threadpool_limits.wrap(limits=1, user_api="blas")
 def dagma_linear_batch(
-    Xs: Sequence[np.ndarray] | np.ndarray,
-    lambda1: float = 0.03,
-    w_threshold: float = 0.3,
-    T: int = 5,
-    mu_init: float = 1.0,
-    mu_factor: float = 0.1,
-    s: float | Sequence[float] = (1.0, 0.9, 0.8, 0.7, 0.6),
-    warm_iter: int = 30_000,
-    max_iter: int = 60_000,
-    lr: float = 3e-4,
-    checkpoint: int = 1000,
-    tol: float = 1e-6,
-    beta_1: float = 0.99,
-    beta_2: float = 0.999,
-    force_dag: bool = False,
+    Xs: Sequence[np.ndarray] | np.ndarray, options: DagmaOptions | None = None, **changes: Any
 ) -> np.ndarray:
     """DAGMA-linear (least squares) on several data sets at once; returns ``(R, N, N)``.
 
     Each data set ``Xs[r]`` (shape ``(n_r, N)``, the same ``N`` for all) gets exactly the
     computation of :func:`dagma_linear`; the Adam steps of all data sets run as one batched
-    numpy program (about ``R`` times faster than a loop for small ``N``). See
-    :func:`dagma_linear` for the algorithm and the parameters.
+    numpy program (about ``R`` times faster than a loop for small ``N``). ``options``
+    (default :class:`DagmaOptions`'s) with ``changes`` by name: see :func:`dagma_linear`.
     """
+    options = replace(DagmaOptions() if options is None else options, **changes)
     covs = []
     for X in Xs:
         X = np.asarray(X, dtype=float)
         covs.append(_centred_gram(X) / X.shape[0])
-    cov = np.stack(covs)
-    R, n = cov.shape[0], cov.shape[-1]
-    if T < 1:
-        raise ValueError(f"T must be >= 1, got {T}")
-    s_list = [float(s)] * T if np.isscalar(s) else [float(v) for v in s]
-    if not s_list:
-        raise ValueError("s must not be empty")
-    s_list += [s_list[-1]] * (T - len(s_list))
-    eye = np.eye(n)
-    rows = np.arange(R)
-
-    W = np.zeros((R, n, n))
-    W_start = W.copy()  # the stage's starting point, for retries
-    stage = np.zeros(R, dtype=np.intp)
-    mu = np.full(R, float(mu_init))
-    s_cur = np.full(R, s_list[0])
-    lr_stage = np.full(R, float(lr))  # the stage's learning rate (halved on each retry)
-    lr_cur = lr_stage.copy()  # the current attempt's rate (halved on back-off)
-    it = np.zeros(R, dtype=np.int64)
-    m = np.zeros_like(W)
-    v = np.zeros_like(W)
-    step = np.zeros_like(W)
-    obj_prev = np.full(R, 1e16)
-    limit = np.where(T == 1, max_iter, warm_iter) * np.ones(R, dtype=np.int64)
-    active = np.ones(R, dtype=bool)
-
-    def restart_attempt(idx: np.ndarray) -> None:
-        W[idx] = W_start[idx]
-        m[idx] = v[idx] = step[idx] = 0.0
-        it[idx] = 0
-        obj_prev[idx] = 1e16
-        lr_cur[idx] = lr_stage[idx]
-
-    def next_stage(idx: np.ndarray) -> None:
-        stage[idx] += 1
-        mu[idx] *= mu_factor
-        done = idx[stage[idx] >= T]
-        active[done] = False
-        go = idx[stage[idx] < T]
-        s_cur[go] = np.asarray(s_list)[stage[go]]
-        lr_stage[go] = lr
-        limit[go] = np.where(stage[go] == T - 1, max_iter, warm_iter)
-        W_start[go] = W[go]
-        restart_attempt(go)
-
-    while active.any():
-        # ``sel`` is a slice while every fit is running (views, no gathers), else indices.
-        sel = slice(None) if active.all() else rows[active]
-        idx = rows[sel]
-        it[sel] += 1
-        Minv = np.linalg.inv(s_cur[sel, None, None] * eye - W[sel] * W[sel]) + 1e-16
-        if Minv.min() < 0:
-            bad = np.any(Minv < 0, axis=(1, 2))
-            skip = np.zeros(idx.size, dtype=bool)
-            while bad.any():  # left the domain of M-matrices: back off, or retry the stage
-                b = np.flatnonzero(bad)
-                j = idx[b]
-                fail = (it[j] == 1) | (s_cur[j] <= 0.9)
-                if fail.any():
-                    f = j[fail]
-                    lr_stage[f] *= 0.5
-                    s_cur[f] += 0.1
-                    restart_attempt(f)
-                    skip[b[fail]] = True
-                k, kb = j[~fail], b[~fail]
-                W[k] += lr_cur[k, None, None] * step[k]
-                lr_cur[k] *= 0.5
-                tiny = lr_cur[k] <= 1e-16
-                if tiny.any():  # the package accepts the point and ends the stage
-                    skip[kb[tiny]] = True
-                    next_stage(k[tiny])
-                k, kb = k[~tiny], kb[~tiny]
-                W[k] -= lr_cur[k, None, None] * step[k]
-                bad[:] = False
-                if k.size:
-                    Minv[kb] = np.linalg.inv(s_cur[k, None, None] * eye - W[k] * W[k]) + 1e-16
-                    bad[kb] = np.any(Minv[kb] < 0, axis=(1, 2))
-            if skip.any():
-                idx, Minv = idx[~skip], Minv[~skip]
-                sel = idx
-                if idx.size == 0:
-                    continue
-        Wi = W[sel]
-        grad = (
-            -mu[sel, None, None] * (cov[sel] @ (eye - Wi))
-            + (mu[sel] * lambda1)[:, None, None] * np.sign(Wi)
-            + 2.0 * Wi * np.swapaxes(Minv, -1, -2)
-        )
-        t = it[sel][:, None, None].astype(float)
-        m[sel] = beta_1 * m[sel] + (1 - beta_1) * grad
-        v[sel] = beta_2 * v[sel] + (1 - beta_2) * grad**2
-        step[sel] = (m[sel] / (1 - beta_1**t)) / (np.sqrt(v[sel] / (1 - beta_2**t)) + 1e-8)
-        W[sel] = Wi - lr_cur[sel, None, None] * step[sel]
-        due = (it[sel] % checkpoint == 0) | (it[sel] == limit[sel])
-        if due.any():
-            check = idx[due]
-            obj = _dagma_objective(W[check], cov[check], mu[check], s_cur[check], lambda1)
-            converged = np.abs((obj_prev[check] - obj) / obj_prev[check]) <= tol
-            obj_prev[check] = obj
-            finished = check[converged | (it[check] == limit[check])]
-            if finished.size:
-                next_stage(finished)
-
-    W[np.abs(W) < w_threshold] = 0.0
+    path = _DagmaPath(np.stack(covs), options)
+    while path.active.any():
+        path.iterate()
+    W, n = path.W, path.W.shape[-1]
+    W[np.abs(W) < options.w_threshold] = 0.0
     W[:, np.arange(n), np.arange(n)] = 0.0
-    if force_dag:
+    if options.force_dag:
         W = np.stack([threshold_to_dag(w, 0.0) for w in W])
     return W
 
 
-def dagma_linear(
-    X: np.ndarray,
-    lambda1: float = 0.03,
-    w_threshold: float = 0.3,
-    T: int = 5,
-    mu_init: float = 1.0,
-    mu_factor: float = 0.1,
-    s: float | Sequence[float] = (1.0, 0.9, 0.8, 0.7, 0.6),
-    warm_iter: int = 30_000,
-    max_iter: int = 60_000,
-    lr: float = 3e-4,
-    checkpoint: int = 1000,
-    tol: float = 1e-6,
-    beta_1: float = 0.99,
-    beta_2: float = 0.999,
-    force_dag: bool = False,
-) -> np.ndarray:
-    """DAGMA for linear SEMs with the least-squares score (Bello, Aragam & Ravikumar 2022).
+def dagma_linear(X: np.ndarray, options: DagmaOptions | None = None, **changes: Any) -> np.ndarray:
+    """DAGMA for linear SEMs with the least-squares score (Bello, Aragam & Ravikumar 2022),
+    with ``options`` (default :class:`DagmaOptions`'s) and ``changes`` to them by name.
 
     The central path: for stages ``k = 0..T-1`` minimise, from the previous solution,
 
@@ -500,20 +561,4 @@ def dagma_linear(
     DAGMA does not guarantee a DAG after thresholding; ``force_dag=True`` also deletes the
     smallest edges until it is one (as GOLEM's post-processing does).
     """
-    return dagma_linear_batch(
-        [X],
-        lambda1=lambda1,
-        w_threshold=w_threshold,
-        T=T,
-        mu_init=mu_init,
-        mu_factor=mu_factor,
-        s=s,
-        warm_iter=warm_iter,
-        max_iter=max_iter,
-        lr=lr,
-        checkpoint=checkpoint,
-        tol=tol,
-        beta_1=beta_1,
-        beta_2=beta_2,
-        force_dag=force_dag,
-    )[0]
+    return dagma_linear_batch([X], options, **changes)[0]

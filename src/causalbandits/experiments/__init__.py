@@ -1,5 +1,6 @@
-"""Experiments: spec -> round loop with recorders -> runner (seeds, backends, resume) ->
-results store -> metrics -> report kit -> plots; one protocol for every experiment."""
+"""Experiments: task grid (a bandit spec is one) -> round loop with recorders -> runner
+(seeds, backends, resume) -> results store -> metrics -> report kit -> plots; one protocol
+for every experiment."""
 
 from causalbandits.experiments.evidence import PairedComparison, Verdict
 from causalbandits.experiments.grid import GridTask, TaskGrid
@@ -10,10 +11,9 @@ from causalbandits.experiments.plots import (
     save_figure,
     standard_plots,
 )
-from causalbandits.experiments.protocol import Experiment, SpecExperiment
+from causalbandits.experiments.protocol import Experiment, SpecExperiment, run_experiment
 from causalbandits.experiments.recorders import RECORDERS, Recorder
 from causalbandits.experiments.report import Claim, claims_table, markdown_table, mean_pm
-from causalbandits.experiments.runner import Task, make_tasks, run_experiment, run_task
 from causalbandits.experiments.simulate import checkpoint_rounds, compare, results_frame, simulate
 from causalbandits.experiments.spec import ENVIRONMENTS, AlgorithmSpec, ExperimentSpec
 from causalbandits.experiments.store import load_results, read_manifest
@@ -29,7 +29,6 @@ __all__ = [
     "PairedComparison",
     "Recorder",
     "SpecExperiment",
-    "Task",
     "TaskGrid",
     "Verdict",
     "checkpoint_rounds",
@@ -37,7 +36,6 @@ __all__ = [
     "compare",
     "final",
     "load_results",
-    "make_tasks",
     "markdown_table",
     "mean_pm",
     "plot_final_vs_parameter",
@@ -45,7 +43,6 @@ __all__ = [
     "read_manifest",
     "results_frame",
     "run_experiment",
-    "run_task",
     "save_figure",
     "simulate",
     "standard_plots",

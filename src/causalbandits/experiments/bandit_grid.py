@@ -60,7 +60,8 @@ class BanditGrid(TaskGrid):
     :meth:`noise_seeds`, :meth:`policy_seeds`, :meth:`make_recorders`, :meth:`columns`,
     :meth:`table`, :meth:`finish`. Models: ``papers/ndc_sem/synthetic.py`` (a vectorised
     grid), ``papers/excbo/comparison.py`` (optimisers, one seed at a time),
-    ``papers/ndc_sem/covid.py`` (data, two policies per replicate, a tuning stage).
+    ``papers/ndc_sem/covid.py`` (data, two policies per replicate, a tuning stage), and
+    :class:`~causalbandits.experiments.protocol.SpecExperiment` (the grid a spec declares).
     """
 
     #: Run each replicate of a chunk on its own (no replicate axis in the policy).

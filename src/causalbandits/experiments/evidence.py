@@ -169,3 +169,32 @@ def weakest(comparisons: Mapping[Key, PairedComparison]) -> Key:
             strength(comparisons[key]),
         ),
     )
+
+
+def by_replicate(
+    rows: pd.DataFrame, column: str, key: str = "algorithm", index: str = "replicate"
+) -> dict[Hashable, pd.Series]:
+    """The paired samples of a comparison: ``column`` indexed by ``index`` (the replicate; its
+    first row), per value of ``key`` in order of appearance."""
+    return {
+        label: group.drop_duplicates(index).set_index(index)[column]
+        for label, group in rows.groupby(key, sort=False)
+    }
+
+
+def group_against_rest(
+    values: Mapping[Key, pd.Series], group: Sequence[Key], rest: Sequence[Key], direction: int
+) -> tuple[Key, Key, PairedComparison]:
+    """A ranking claim "``group`` ends lowest" (``direction -1``) or "highest" (``+1``) as one
+    paired comparison over the replicates (``values``: per label, :func:`by_replicate`): the
+    group's member least favourable to it (by mean: the highest for "lowest") against the
+    rest's most favourable to the contrary (the lowest); the first among equal means. With
+    ``group = [x]`` and ``rest`` the others: "``x`` is the lowest" against the best other."""
+
+    def towards(label: Key) -> float:  # larger: more in the claim's direction
+        return direction * float(values[label].mean())
+
+    weakest_member = min(group, key=towards)
+    strongest = max(rest, key=towards)
+    comparison = PairedComparison.between(values[weakest_member], values[strongest], direction)
+    return weakest_member, strongest, comparison

@@ -1,14 +1,16 @@
-"""Experiments that are not one bandit spec: a grid of settings times chunks of replicates.
+"""Every experiment: a grid of settings times chunks of replicates.
 
 A subclass (a keyword-only frozen dataclass) declares its ``axes`` (e.g. graph size and
 sample size) and ``run_chunk(point, setting, replicates)``, the rows of one chunk of
 replicates at one grid point (:class:`~causalbandits.experiments.bandit_grid.BanditGrid`
-assembles it from hooks for grids that run the round loop). The base owns the fields every
-grid has (name, seed, replicates, chunk size, description, data path) and derives everything
-else: the tasks and their ids, the seeds (the one layout of :mod:`causalbandits.random`, the
-seed key being the point's index on the ``SEED_AXES``), the configuration, fingerprint and
-manifest, resume, the progress bar, loky or Ray, and ``with_replicates``. The numbers
-depend on the configuration only, never on the number of workers or the backend.
+assembles it from hooks for grids that run the round loop; a bandit spec declares one,
+:class:`~causalbandits.experiments.protocol.SpecExperiment`). The base owns the fields
+every grid has (name, seed, replicates, chunk size, description, data path) and derives
+everything else: the tasks and their ids, the seeds (the one layout of
+:mod:`causalbandits.random`, the seed key being the point's index on the ``SEED_AXES``), the
+configuration, fingerprint and manifest, resume, the progress bar, loky or Ray, and
+``with_replicates``. The numbers depend on the configuration only, never on the number of
+workers or the backend.
 
 A grid may have a ``prerequisite`` (e.g. a tuning stage) that runs first into the same
 directory and manifest; :meth:`TaskGrid.given` then sets the grid up from its results.
@@ -26,7 +28,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from causalbandits.experiments.runner import run_header, run_tasks
+from causalbandits.experiments.runner import config_fingerprint, run_tasks
 from causalbandits.experiments.spec import plain
 from causalbandits.experiments.store import file_digest
 from causalbandits.random import replicate_seeds
@@ -43,10 +45,14 @@ class GridTask:
     start: int
     stop: int
     prefix: str = ""
+    #: One letter per axis before its index in the id (default: ``p`` for every axis).
+    letters: str = ""
 
     @property
     def id(self) -> str:
-        return self.prefix + "-".join([*(f"p{i:03d}" for i in self.index), f"c{self.chunk:05d}"])
+        letters = self.letters or "p" * len(self.index)
+        cells = [f"{letter}{i:03d}" for letter, i in zip(letters, self.index, strict=True)]
+        return self.prefix + "-".join([*cells, f"c{self.chunk:05d}"])
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -90,6 +96,8 @@ class TaskGrid:
     #: BLAS / OpenMP threads of a task (:func:`threadpoolctl.threadpool_limits`; ``None``:
     #: unlimited). One per task: the workers are the parallelism.
     THREADS: ClassVar[int | None] = 1
+    #: One letter per axis in the task ids (``""``: ``p`` for every axis).
+    ID_LETTERS: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -175,8 +183,9 @@ class TaskGrid:
         size = int(self.chunk_size)
         count = self.replicate_count
         starts = range(0, count, size)
+        naming = (self.task_prefix, self.ID_LETTERS)
         return [
-            GridTask(index, setting, chunk, start, min(start + size, count), self.task_prefix)
+            GridTask(index, setting, chunk, start, min(start + size, count), *naming)
             for setting, index in enumerate(indices)
             for chunk, start in enumerate(starts)
         ]
@@ -264,16 +273,28 @@ class TaskGrid:
         self.load_data()
         first = self.prerequisite()
         stages = [self] if first is None else [first, self]
-        config = self.config()
-        files = self.data_files()
-        if files:  # a changed data file must not resume into results of the old one
-            config["data_sha256"] = {name: file_digest(path) for name, path in files.items()}
-        header = run_header(self.name, config)
+        header = self.header()
         records = [record for grid in stages for record in grid.records()]
         grid: TaskGrid = self
         if first is not None:
             grid = self.given(first.run_stage(out_dir, header, records, options))
         return grid.run_stage(out_dir, header, records, options)
+
+    def header(self) -> dict[str, Any]:
+        """The manifest header: the experiment's name, the configuration (:meth:`config`,
+        with the data files' SHA-256: a changed data file must not resume into results of
+        the old one) and its fingerprint, which a resume must match."""
+        config = self.config()
+        files = self.data_files()
+        if files:
+            config["data_sha256"] = {name: file_digest(path) for name, path in files.items()}
+        fingerprint = config_fingerprint(config)
+        return {
+            "experiment": self.name,
+            "kind": "run",
+            "fingerprint": fingerprint,
+            "config": config,
+        }
 
     def run_stage(
         self,

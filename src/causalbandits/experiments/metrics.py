@@ -45,19 +45,22 @@ def parameter_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c not in RESERVED_COLUMNS and not c.startswith(metrics)]
 
 
-def summarise(df: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
+def summarise(
+    df: pd.DataFrame, by: Sequence[str] | None = None, metrics: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Per group: ``replicates`` and, per metric, ``_mean``, ``_se``, ``_low`` and ``_high``.
 
     The band is mean +- 1.96 standard errors (``_se`` is NaN for a single replicate). The
     default groups are (setting, its parameters, algorithm, t), in order of appearance (a
-    table without the grid point ``setting``: its parameters).
+    table without the grid point ``setting``: its parameters); the default metrics are
+    :func:`metric_columns` (a table of other quantities names its own ``metrics``).
     """
     if by is None:
         point = ["setting"] if "setting" in df.columns else []
         by = [*point, *parameter_columns(df), "algorithm", "t"]
     grouped = df.groupby(list(by), sort=False, dropna=False)
     out = grouped.size().rename("replicates").to_frame()
-    for metric in metric_columns(df):
+    for metric in metric_columns(df) if metrics is None else metrics:
         stats = grouped[metric].agg(["mean", "std"])
         se = stats["std"] / np.sqrt(out["replicates"])
         out[f"{metric}_mean"] = stats["mean"]

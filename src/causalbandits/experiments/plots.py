@@ -7,10 +7,13 @@ never changes the user's global backend and works on machines without a display.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from causalbandits.experiments.metrics import Z95, final, parameter_columns, summarise
@@ -28,6 +31,39 @@ def save_figure(figure: Figure, out_path: str | Path, dpi: int = 150) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=dpi, bbox_inches="tight")
     return path
+
+
+def panel_figure(
+    rows: int, cols: int, panel: tuple[float, float], **options: Any
+) -> tuple[Figure, np.ndarray]:
+    """A constrained-layout figure of ``rows x cols`` panels of ``panel`` (width, height)
+    inches each, and its axes flat, row by row (``options``: of ``Figure.subplots``, e.g.
+    ``sharex=True``)."""
+    figure = Figure(figsize=(panel[0] * cols, panel[1] * rows), layout="constrained")
+    return figure, figure.subplots(rows, cols, squeeze=False, **options).ravel()
+
+
+def grouped_bars(
+    ax: Axes, bars: Mapping[str, tuple[Sequence[float], Sequence[float]]], **options: Any
+) -> None:
+    """Bars side by side at the positions ``0, 1, ...``: ``bars`` maps each label to its
+    means and standard errors (one per position), drawn with 95% error bars (a NaN se as
+    none); ``options`` go to ``Axes.bar`` (e.g. ``capsize``)."""
+    width = 0.8 / max(len(bars), 1)
+    for j, (label, (means, ses)) in enumerate(bars.items()):
+        positions = np.arange(len(means)) + (j - (len(bars) - 1) / 2) * width
+        errors = Z95 * np.nan_to_num(np.asarray(ses, dtype=float))
+        ax.bar(positions, means, width, yerr=errors, label=label, **options)
+
+
+def plot_choices(ax: Axes, chosen: np.ndarray, names: Sequence[str], fontsize: float) -> None:
+    """The arms chosen in each round as a grey-scale image: ``chosen`` is ``(rounds, arms)``
+    (1 or ``True``: chosen), round 1 on the left, arm 0 on top, the arms' ``names`` on the y
+    axis."""
+    rounds, arms = chosen.shape
+    extent = (0.5, rounds + 0.5, arms - 0.5, -0.5)
+    ax.imshow(chosen.T, aspect="auto", cmap="Greys", interpolation="nearest", extent=extent)
+    ax.set_yticks(range(arms), names, fontsize=fontsize)
 
 
 def _panel_title(rows: pd.DataFrame, parameters: list[str], keys: list[str]) -> str:
@@ -57,9 +93,7 @@ def plot_regret_curves(
         [rows for _, rows in summary.groupby(keys, sort=False, dropna=False)] if keys else [summary]
     )
     ncols = min(len(panels), 4)
-    nrows = math.ceil(len(panels) / ncols)
-    figure = Figure(figsize=(4.2 * ncols, 3.4 * nrows), layout="constrained")
-    axes = figure.subplots(nrows, ncols, squeeze=False).ravel()
+    figure, axes = panel_figure(math.ceil(len(panels) / ncols), ncols, (4.2, 3.4))
     for ax, rows in zip(axes, panels, strict=False):
         for label, curve in rows.groupby("algorithm", sort=False):
             style = "--" if label in dashed else "-"

@@ -9,12 +9,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from causalbandits.experiments.evidence import PairedComparison, Verdict
 from causalbandits.experiments.metrics import Z95
+
+Item = TypeVar("Item")
 
 
 @dataclass(frozen=True)
@@ -53,15 +56,18 @@ class Claim:
         paper: str = "",
         digits: int = 3,
         ours: str | None = None,
+        test_prefix: str = "",
     ) -> Claim:
         """A comparison claim decided by ``comparison`` (``ours`` defaults to its mean
-        difference ± se with ``digits`` decimals)."""
+        difference ± se with ``digits`` decimals; ``test_prefix`` goes before its test, e.g.
+        which of several comparisons decided, :func:`~causalbandits.experiments.evidence.
+        weakest`)."""
         return cls(
             text,
             comparison.describe(digits) if ours is None else ours,
             comparison.verdict,
             paper=paper,
-            test=comparison.test(),
+            test=test_prefix + comparison.test(),
             label=comparison.label,
         )
 
@@ -123,6 +129,27 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> s
         return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
 
     return "\n".join([line(header), "|" + "---|" * len(header), *map(line, rows)])
+
+
+def in_order(order: Iterable[Item], present: Iterable[Item]) -> list[Item]:
+    """The items of ``order`` that are in ``present``, in ``order``'s order (e.g. the paper's
+    methods that a results table holds)."""
+    found = set(present)
+    return [item for item in order if item in found]
+
+
+def markdown_document(*blocks: str | None) -> str:
+    """A markdown document from its blocks (a title, paragraphs, tables, :func:`section`),
+    separated by blank lines and ending in a newline; empty blocks and ``None`` (an optional
+    part that is absent) are left out. :func:`claims_table` collects claims when it is called:
+    build the blocks in the document's order."""
+    return "\n\n".join(block for block in blocks if block) + "\n"
+
+
+def section(heading: str, *blocks: str | None) -> str:
+    """A ``## heading`` section: the heading and its blocks separated by blank lines (empty
+    blocks and ``None`` left out), a block of :func:`markdown_document`."""
+    return "\n\n".join([f"## {heading}", *(block for block in blocks if block)])
 
 
 def frame_table(frame: pd.DataFrame, index: bool = False) -> str:

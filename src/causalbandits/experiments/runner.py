@@ -1,10 +1,9 @@
-"""Run an experiment spec as independent tasks over joblib (loky) or Ray, with resume.
+"""The one executor of every experiment: independent tasks over joblib (loky) or Ray, with
+resume (:meth:`~causalbandits.experiments.grid.TaskGrid.run` builds the tasks).
 
-A task is (setting, algorithm, chunk of ``spec.chunk_size`` replicates). Every random number
-of a task is keyed by (setting, replicate, stream), and the split into tasks depends on the
-spec only, so results are identical for any number of workers and either backend. The
-environment's noise does not depend on the algorithm (common random numbers); each
-algorithm's own randomness comes from a stream keyed by its label.
+A task draws its random numbers from seeds keyed by (setting, replicate, stream)
+(:mod:`causalbandits.random`), and the split into tasks depends on the configuration only,
+so results are identical for any number of workers and either backend.
 
 Nothing wrong lands silently: a resume never mixes task files of other code (each file
 carries the digest of the package's source, :func:`code_digest`) unless told to, a run that
@@ -16,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import json
 import signal
 import threading
@@ -24,24 +22,17 @@ import time
 import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, parallel_config
-from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 import causalbandits
 from causalbandits import __version__
-from causalbandits.experiments.change_metrics import detection_columns
-from causalbandits.experiments.recorders import RECORDERS, default_recorders
-from causalbandits.experiments.simulate import results_frame, simulate
-from causalbandits.experiments.spec import ExperimentSpec, resolve_environment, resolve_policy
 from causalbandits.experiments.store import (
     CODE_KEY,
     FINGERPRINT_KEY,
@@ -58,105 +49,8 @@ from causalbandits.experiments.store import (
     write_task_frame,
 )
 from causalbandits.notices import notice
-from causalbandits.policies.registry import construct
-from causalbandits.random import Stream, policy_stream, replicate_seeds
 
 BACKENDS = ("loky", "ray")
-
-
-@dataclass(frozen=True)
-class Task:
-    """One unit of work: replicates ``start..stop-1`` of one (setting, algorithm)."""
-
-    setting: int
-    algorithm: int
-    chunk: int
-    start: int
-    stop: int
-
-    @property
-    def id(self) -> str:
-        return f"s{self.setting:03d}-a{self.algorithm:03d}-c{self.chunk:05d}"
-
-
-def make_tasks(spec: ExperimentSpec) -> list[Task]:
-    """All tasks of a spec, settings outermost, then algorithms, then replicate chunks."""
-    starts = range(0, spec.replicates, spec.chunk_size)
-    return [
-        Task(s, a, c, start, min(start + spec.chunk_size, spec.replicates))
-        for s in range(len(spec.settings))
-        for a in range(len(spec.algorithms))
-        for c, start in enumerate(starts)
-    ]
-
-
-def build_environment(spec: ExperimentSpec, setting: int, replicates: Sequence[int]) -> Any:
-    """The environment of ``replicates`` of one setting, reset with their noise streams.
-
-    A factory with an ``instance_seeds`` parameter gets one instance seed per replicate
-    (stream ``INSTANCE``), so that every replicate draws its own instance.
-    """
-    factory = resolve_environment(spec.environment)
-    params = {**spec.env_params, **spec.settings[setting]}
-    if "instance_seeds" in inspect.signature(factory).parameters:
-        params["instance_seeds"] = replicate_seeds(spec.seed, setting, replicates, Stream.INSTANCE)
-    env = factory(horizon=spec.horizon, **params)
-    env.reset(replicate_seeds(spec.seed, setting, replicates, Stream.NOISE))
-    return env
-
-
-def build_policy(
-    spec: ExperimentSpec, algorithm: int, setting: int, env: Any, replicates: Sequence[int]
-) -> Any:
-    """Algorithm ``algorithm`` of ``spec`` for ``env`` (see :class:`AlgorithmSpec`), reset
-    with its own stream."""
-    entry = spec.algorithms[algorithm]
-    params = entry.params_for(spec.settings[setting])
-    policy = construct(resolve_policy(entry.policy), env, **params)
-    policy.reset(replicate_seeds(spec.seed, setting, replicates, policy_stream(entry.label)))
-    return policy
-
-
-def validate(spec: ExperimentSpec) -> None:
-    """Build one environment and one policy per (setting, algorithm) in this process, so that
-    an unknown or mistyped parameter fails at once, before any output exists.
-
-    Raises ``ValueError`` naming the setting or algorithm by its key path."""
-    for setting in range(len(spec.settings)):
-        try:
-            env = build_environment(spec, setting, [0])
-        except (TypeError, ValueError) as error:
-            raise ValueError(
-                f"{spec.name}: settings[{setting}] (the environment): {error}"
-            ) from error
-        for algorithm, entry in enumerate(spec.algorithms):
-            try:
-                build_policy(spec, algorithm, setting, env, [0])
-            except (TypeError, ValueError) as error:
-                raise ValueError(
-                    f"{spec.name}: algorithms[{algorithm}] ({entry.label!r}) with "
-                    f"settings[{setting}]: {error}"
-                ) from error
-
-
-def run_task(spec: ExperimentSpec, task: Task) -> pd.DataFrame:
-    """Simulate one task with one BLAS thread; return its rows of the long results table."""
-    setting = spec.settings[task.setting]
-    replicates = range(task.start, task.stop)
-    with threadpool_limits(limits=1):
-        env = build_environment(spec, task.setting, replicates)
-        policy = build_policy(spec, task.algorithm, task.setting, env, replicates)
-        recorders = [*default_recorders(), *(RECORDERS[name](env) for name in spec.recorders)]
-        result = simulate(env, policy, np.asarray(spec.checkpoints), recorders)
-    return results_frame(
-        result,
-        spec.algorithms[task.algorithm].label,
-        replicates,
-        detection_columns(env, policy),
-        experiment=spec.name,
-        setting=task.setting,
-        **setting,
-    )
 
 
 def utc_now() -> str:
@@ -187,16 +81,6 @@ def code_digest() -> str:
 
 class CodeChangedError(ValueError):
     """A resume whose finished tasks were computed by other code (see :func:`check_code`)."""
-
-
-def run_header(name: str, config: dict[str, Any]) -> dict[str, Any]:
-    """The manifest header (:func:`open_manifest`) of the run-based experiment ``name``."""
-    return {
-        "experiment": name,
-        "kind": "run",
-        "fingerprint": config_fingerprint(config),
-        "config": config,
-    }
 
 
 def open_manifest(
@@ -499,52 +383,3 @@ def run_tasks(
             manifest["wall_time"] = round(manifest["wall_time"] + wall, 3)
             write_manifest(out_dir, manifest)
     return load_results(out_dir, [task.id for task in tasks])
-
-
-def run_experiment(
-    spec: ExperimentSpec,
-    out_dir: str | Path,
-    *,
-    jobs: int = 1,
-    backend: str = "loky",
-    progress: bool = True,
-    metadata: dict[str, Any] | None = None,
-    allow_code_change: bool = False,
-) -> pd.DataFrame:
-    """Run the unfinished tasks of ``spec`` into ``out_dir``; return all results.
-
-    Each finished task is stored at once, so a killed run resumes where it stopped when
-    called again with the same spec. ``jobs`` counts worker processes (-1: all cores);
-    ``metadata`` is stored in the manifest (e.g. the catalogue name of a paper preset);
-    ``allow_code_change`` accepts finished tasks of other code (:func:`check_code`).
-    """
-    with threadpool_limits(limits=1):
-        validate(spec)
-    tasks = make_tasks(spec)
-    header = {
-        "experiment": spec.name,
-        "fingerprint": config_fingerprint({"spec": spec.fingerprint()}),
-        "spec": spec.to_dict(),
-    }
-    records = [
-        {
-            "id": t.id,
-            "setting": t.setting,
-            "algorithm": spec.algorithms[t.algorithm].label,
-            "replicates": [t.start, t.stop],
-        }
-        for t in tasks
-    ]
-    return run_tasks(
-        out_dir,
-        header,
-        tasks,
-        records,
-        run_task,
-        spec,
-        jobs=jobs,
-        backend=backend,
-        progress=progress,
-        metadata=metadata,
-        allow_code_change=allow_code_change,
-    )

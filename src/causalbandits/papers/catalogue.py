@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
+from causalbandits.experiments.extras import MissingExtraError
 from causalbandits.experiments.protocol import Experiment
 from causalbandits.papers import csl_ucb, excbo, mixed_sign, ndc_sem, robust_lcb, ssem_ucb
-from causalbandits.papers.excbo import MissingExtraError
 
 Preset = Callable[[bool], Experiment]
 

@@ -8,7 +8,6 @@ from causalbandits.policies.igp_ucb import IGPUCB
 from causalbandits.policies.linsem import LinSEMTS, LinSEMUCB, RobustLCB
 from causalbandits.policies.mets import METS
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
-from causalbandits.policies.ndc_sem_validated import ValidatedNDCSEM, ValidatedSEMUCB
 from causalbandits.policies.oracle import Oracle
 from causalbandits.policies.q_search import SSEMUCBQSearch
 from causalbandits.policies.random_policy import RandomPolicy
@@ -37,8 +36,6 @@ POLICIES = Registry(
         "random": RandomPolicy,
         "ndc-sem": NDCSEM,
         "sem-ucb": SEMUCB,
-        "ndc-sem-validated": ValidatedNDCSEM,
-        "sem-ucb-validated": ValidatedSEMUCB,
         "cucb": CUCB,
         "cts": CTS,
         "ftrl": FTRLHybrid,

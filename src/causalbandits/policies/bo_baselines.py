@@ -6,10 +6,14 @@ All three follow the MCBO package's conventions (decisions: excbo 10, 11, 18; th
 algorithm-list bug is not reproduced): actions in ``[0, 1]^|A|``, one new full-network
 observation per round, BoTorch's multi-start L-BFGS-B with ``10 D`` restarts from ``100 D``
 raw points. What each is told about the noise is its ``noise`` option
-(:data:`NOISE_KNOWLEDGE`): by default every method learns it, as EXCBO does.
+(:data:`NOISE_KNOWLEDGE`): by default every method learns it, as EXCBO does. Their knobs are
+options dataclasses extending the shared :class:`~causalbandits.policies.causal_bo.Budget`.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -21,22 +25,22 @@ from botorch.sampling import SobolQMCNormalSampler
 from causalbandits.envs.causal_bo import CausalBOProblem
 from causalbandits.estimators.gp import DTYPE, node_gp
 from causalbandits.estimators.gp_network import (
+    BaseSamples,
     CachedPosterior,
     GPNetwork,
     NetworkAcquisition,
     NodeSpec,
+    Optimism,
     training_inputs,
 )
-from causalbandits.policies.causal_bo import AcquisitionOptimiser, SequentialOptimizer
-from causalbandits.validation import count, non_negative
+from causalbandits.policies.base import options_of
+from causalbandits.policies.causal_bo import Budget, SequentialOptimizer
+from causalbandits.validation import non_negative
 
 #: The near-noiseless observation variance of the MCBO package's GP-UCB and EICF models
 #: (``FixedNoiseGP(Yvar=1e-6)``, even in noisy environments), and the floor of every told
 #: variance (decisions: excbo 11).
 BASELINE_NOISE = 1e-6
-#: Monte Carlo samples of EICF's and MCBO's acquisitions (128 Sobol QMC samples, the MCBO
-#: package's).
-MC_SAMPLES = 128
 #: What a baseline is told about the noise (decisions: excbo 10, 11): ``"learned"`` (the
 #: default: every node GP learns its noise variance by marginal likelihood, as EXCBO's do:
 #: the same knowledge for every method), ``"known"`` (fixed at the environment's exact
@@ -44,6 +48,34 @@ MC_SAMPLES = 128
 #: GP-UCB and EICF ``1e-6``, MCBO and NMCBO ``sigma^2``, a fifth of eq. 11's mixture
 #: variance).
 NOISE_KNOWLEDGE = ("learned", "known", "package")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EICFOptions(Budget):
+    """The knobs of EICF: the :class:`~causalbandits.policies.causal_bo.Budget` and what it is
+    told about the noise."""
+
+    #: What the node GPs are told about the noise (:data:`NOISE_KNOWLEDGE`; decisions:
+    #: excbo 10, 11).
+    noise: str = "learned"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.noise not in NOISE_KNOWLEDGE:
+            raise ValueError(f"noise must be one of {NOISE_KNOWLEDGE}, got {self.noise!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaselineOptions(EICFOptions):
+    """The knobs of GP-UCB and MCBO: EICF's and the exploration weight."""
+
+    #: The exploration weight (the MCBO runner's 5; decisions: excbo 8): GP-UCB's
+    #: ``mu + sqrt(beta) sigma``, MCBO's hallucination ``mu + beta eta sigma``.
+    beta: float = 5.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "beta", non_negative("beta", self.beta))
 
 
 def check_noise_knowledge(noise: str, problem: CausalBOProblem) -> str:
@@ -96,40 +128,37 @@ def noise_scales(network: GPNetwork) -> torch.Tensor:
 class GPUCB(SequentialOptimizer):
     """GP-UCB (the paper's "UCB", Sec. 7.1): one GP ``a -> objective(x)``; acquisition
     ``mu + sqrt(beta) sigma`` (BoTorch ``UpperConfidenceBound``; the MCBO runner's
-    ``beta = 5``, decisions: excbo 8). Ignores the graph. ``noise``: :data:`NOISE_KNOWLEDGE`
-    (``"known"`` tells the objective's node's variance; it needs an objective on one node)."""
+    ``beta = 5``, decisions: excbo 8). Ignores the graph. Its knobs: :class:`BaselineOptions`
+    (``options``, with ``changes`` by name); ``noise="known"`` tells the objective's node's
+    variance and needs an objective on one node."""
 
     def __init__(
-        self,
-        problem: CausalBOProblem,
-        beta: float = 5.0,
-        n_init: int | None = None,
-        optimiser: AcquisitionOptimiser | None = None,
-        noise: str = "learned",
+        self, problem: CausalBOProblem, options: BaselineOptions | None = None, **changes: Any
     ) -> None:
-        self.beta = non_negative("beta", beta)
+        self.options = options_of(BaselineOptions, options, changes)
         nodes = problem.objective.nodes(problem.n_nodes)
-        if check_noise_knowledge(noise, problem) == "known" and len(nodes) != 1:
+        if check_noise_knowledge(self.options.noise, problem) == "known" and len(nodes) != 1:
             raise ValueError("noise='known' for GP-UCB needs an objective on one node")
-        self.noise, self.objective_node = noise, nodes[0]
-        super().__init__(problem, n_init, optimiser)
+        self.objective_node = nodes[0]
+        super().__init__(problem, self.options)
 
     def propose(self, seed: int) -> np.ndarray:
         actions, _ = self.tensors()
         targets = torch.as_tensor(self.observed_objective, dtype=actions.dtype)
-        variance = told_variance(self.problem, self.noise, self.objective_node, BASELINE_NOISE)
+        noise = self.options.noise
+        variance = told_variance(self.problem, noise, self.objective_node, BASELINE_NOISE)
         model = node_gp(actions, targets, noise_variance=variance)
         # BoTorch's UpperConfidenceBound, mu + sqrt(beta) sigma, on the cached posterior: the
         # objective is a one-node network fed by every action, hallucinated at eta = +1.
         everything = NodeSpec(tuple(range(self.problem.n_actions)), ())
         network = GPNetwork((everything,), (CachedPosterior.from_model(model),), (None,), (0,))
-        acquisition = NetworkAcquisition(
-            network,
-            lambda x: x[..., 0],
-            self.problem.n_actions,
-            self.beta**0.5,
+        optimism = Optimism(
+            self.options.beta**0.5,
             hallucinate=False,
             fixed_eta=torch.ones(1, 1, dtype=actions.dtype),
+        )
+        acquisition = NetworkAcquisition(
+            network, lambda x: x[..., 0], self.problem.n_actions, optimism
         )
         return self.maximise(acquisition, self.problem.n_actions, seed).numpy()
 
@@ -139,17 +168,14 @@ class EICF(SequentialOptimizer):
     ``a -> x_i`` for every node and ``E[(objective(x~) - best)^+]`` by 128 Sobol QMC samples
     of their joint posterior, ``best`` the best observed objective. As in the reference, the
     maximiser of the posterior mean of the objective is a further candidate, kept when its EI
-    is higher. ``noise``: :data:`NOISE_KNOWLEDGE`."""
+    is higher. Its knobs: :class:`EICFOptions` (``options``, with ``changes`` by name)."""
 
     def __init__(
-        self,
-        problem: CausalBOProblem,
-        n_init: int | None = None,
-        optimiser: AcquisitionOptimiser | None = None,
-        noise: str = "learned",
+        self, problem: CausalBOProblem, options: EICFOptions | None = None, **changes: Any
     ) -> None:
-        self.noise = check_noise_knowledge(noise, problem)
-        super().__init__(problem, n_init, optimiser)
+        self.options = options_of(EICFOptions, options, changes)
+        check_noise_knowledge(self.options.noise, problem)
+        super().__init__(problem, self.options)
 
     def propose(self, seed: int) -> np.ndarray:
         actions, values = self.tensors()
@@ -157,13 +183,14 @@ class EICF(SequentialOptimizer):
             node_gp(
                 actions,
                 values[:, i],
-                noise_variance=told_variance(self.problem, self.noise, i, BASELINE_NOISE),
+                noise_variance=told_variance(self.problem, self.options.noise, i, BASELINE_NOISE),
             )
             for i in range(self.n_nodes)
         ]
         model = ModelListGP(*models)
         objective = GenericMCObjective(lambda samples, X=None: self.problem.objective(samples))
-        sampler = SobolQMCNormalSampler(sample_shape=torch.Size([MC_SAMPLES]), seed=seed)
+        shape = torch.Size([self.options.samples])
+        sampler = SobolQMCNormalSampler(sample_shape=shape, seed=seed)
         best = float(self.observed_objective.max())
         improvement = qExpectedImprovement(model, best, sampler=sampler, objective=objective)
         candidate = self.maximise(improvement, self.problem.n_actions, seed)
@@ -181,29 +208,27 @@ class MCBO(SequentialOptimizer):
     and the hallucinated network ``x_i = mu_i + beta eta_i sigma_i + u_i``,
     ``u_i ~ N(0, rho_i^2)`` with ``rho_i^2`` the node GP's noise variance (fixed base
     samples), maximising the Monte Carlo mean of the objective jointly over ``(a, eta)``.
-    ``noise``: :data:`NOISE_KNOWLEDGE`."""
+    Its knobs: :class:`BaselineOptions` (``options``, with ``changes`` by name)."""
 
     def __init__(
-        self,
-        problem: CausalBOProblem,
-        beta: float = 5.0,
-        n_init: int | None = None,
-        samples: int = MC_SAMPLES,
-        optimiser: AcquisitionOptimiser | None = None,
-        noise: str = "learned",
+        self, problem: CausalBOProblem, options: BaselineOptions | None = None, **changes: Any
     ) -> None:
-        self.beta, self.samples = non_negative("beta", beta), count("samples", samples)
-        self.noise = check_noise_knowledge(noise, problem)
-        super().__init__(problem, n_init, optimiser)
+        self.options = options_of(BaselineOptions, options, changes)
+        check_noise_knowledge(self.options.noise, problem)
+        super().__init__(problem, self.options)
 
     def propose(self, seed: int) -> np.ndarray:
-        network = node_network(self, self.noise)
+        network = node_network(self, self.options.noise)
         generator = torch.Generator().manual_seed(seed)
         noise = noise_scales(network) * torch.randn(
-            self.samples, self.n_nodes, generator=generator, dtype=DTYPE
+            self.options.samples, self.n_nodes, generator=generator, dtype=DTYPE
         )
         acquisition = NetworkAcquisition(
-            network, self.problem.objective, self.problem.n_actions, self.beta, noise=noise
+            network,
+            self.problem.objective,
+            self.problem.n_actions,
+            Optimism(self.options.beta),
+            BaseSamples(noise=noise),
         )
         decision = self.maximise(acquisition, self.problem.n_actions + self.n_nodes, seed)
         return decision[: self.problem.n_actions].numpy()

@@ -71,6 +71,29 @@ class AcquisitionOptimiser:
 CAPPED = AcquisitionOptimiser(max_restarts=20, max_raw_samples=512)
 
 
+#: Monte Carlo samples of a sampled acquisition (128 Sobol QMC samples, the MCBO package's).
+MC_SAMPLES = 128
+
+
+@dataclass(frozen=True, kw_only=True)
+class Budget:
+    """What a causal-BO policy may spend per run and proposal (Sec. 7.1), shared by the
+    policies' options; checked on construction."""
+
+    #: Size of the initial uniform design; ``None``: ``2(|A| + 1)``, MCBO's (decisions:
+    #: excbo 9).
+    n_init: int | None = None
+    #: The acquisition optimiser's multi-start settings (decisions: excbo 18).
+    optimiser: AcquisitionOptimiser = AcquisitionOptimiser()
+    #: Monte Carlo samples of a sampled acquisition: EXCBO's ``S`` draws of ``p(U)``
+    #: (decisions: excbo 7), MCBO's noise draws, EICF's QMC samples (GP-UCB's is analytic).
+    samples: int = MC_SAMPLES
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n_init", optional(count, "n_init", self.n_init))
+        object.__setattr__(self, "samples", count("samples", self.samples))
+
+
 def default_initial_design(problem: CausalBOProblem) -> int:
     """``2(|A| + 1)`` uniform random actions (MCBO's design, Sec. 7.1; decisions: excbo 9)."""
     return 2 * (problem.n_actions + 1)
@@ -82,19 +105,15 @@ class SequentialOptimizer(ABC):
     Parameters
     ----------
     problem: what the learner is told (:class:`~causalbandits.envs.causal_bo.CausalBOProblem`).
-    n_init: size of the initial uniform design (default ``2(|A| + 1)``).
-    optimiser: the acquisition optimiser's settings (:class:`AcquisitionOptimiser`).
+    budget: the initial design's size and the acquisition optimiser (:class:`Budget`, default
+        its defaults); :attr:`n_init` is the design's size resolved for the problem.
     """
 
-    def __init__(
-        self,
-        problem: CausalBOProblem,
-        n_init: int | None = None,
-        optimiser: AcquisitionOptimiser | None = None,
-    ) -> None:
+    def __init__(self, problem: CausalBOProblem, budget: Budget | None = None) -> None:
+        budget = Budget() if budget is None else budget
         self.problem = problem
-        self.n_init = default_initial_design(problem) if n_init is None else count("n_init", n_init)
-        self.optimiser = AcquisitionOptimiser() if optimiser is None else optimiser
+        self.n_init = default_initial_design(problem) if budget.n_init is None else budget.n_init
+        self.optimiser = budget.optimiser
         self.n_nodes = len(problem.parents)
         self.specs = tuple(
             NodeSpec(tuple(problem.active_inputs[i]), tuple(problem.parents[i]))

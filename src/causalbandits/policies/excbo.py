@@ -16,6 +16,9 @@ Each round, for every node ``i`` on ``w_i = [a[active_i], minmax(z_i)]``:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import torch
 
@@ -27,16 +30,48 @@ from causalbandits.estimators.exogenous import (
 )
 from causalbandits.estimators.gp import node_gp
 from causalbandits.estimators.gp_network import (
+    BaseSamples,
     CachedPosterior,
     GPNetwork,
     NetworkAcquisition,
+    Optimism,
     training_inputs,
 )
-from causalbandits.policies.bo_baselines import MC_SAMPLES
-from causalbandits.policies.causal_bo import AcquisitionOptimiser, SequentialOptimizer
-from causalbandits.validation import count, non_negative
+from causalbandits.policies.base import options_of
+from causalbandits.policies.causal_bo import Budget, SequentialOptimizer
+from causalbandits.validation import non_negative
 
 VARIANTS = ("hallucinated", "mean", "sample")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EXCBOOptions(Budget):
+    """The knobs of EXCBO: the :class:`~causalbandits.policies.causal_bo.Budget` (its
+    ``samples`` are ``S``, the Monte Carlo samples of ``p(U)``: 128, decisions: excbo 7) and
+    the algorithm's choices; checked on construction."""
+
+    #: The exploration weight ``beta`` of eq. 10, applied to ``sigma`` directly (decisions:
+    #: excbo 8).
+    beta: float = 0.5
+    #: ``"hallucinated"`` (option B, default), ``"mean"`` (A, the literal eq. 10) or
+    #: ``"sample"`` (C) (decisions: excbo 7).
+    variant: str = "hallucinated"
+    #: How the encoder's residuals are standardised (Thm 4.1): ``"loo"`` (default),
+    #: ``"predictive"`` or ``"heteroscedastic"`` (decisions: excbo 4, 15).
+    encoder_std: str = "loo"
+    #: The mixture's ``K`` of ``p(U_i)`` (Sec. 4.2): ``"bic"`` (over 1..3) or a number
+    #: (decisions: excbo 5).
+    components: int | str = "bic"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+        check_encoder_std(self.encoder_std)
+        components = self.components
+        if components != "bic" and not (isinstance(components, int) and components >= 1):
+            raise ValueError(f"components must be 'bic' or an int >= 1, got {components!r}")
+        object.__setattr__(self, "beta", non_negative("beta", self.beta))
 
 
 class EXCBO(SequentialOptimizer):
@@ -44,36 +79,17 @@ class EXCBO(SequentialOptimizer):
 
     Parameters
     ----------
-    problem, n_init, optimiser: as :class:`~.causal_bo.SequentialOptimizer`.
-    beta: the exploration weight ``beta`` of eq. 10 (applied to ``sigma`` directly;
-        decisions: excbo 8).
-    variant: ``"hallucinated"`` (option B, default), ``"mean"`` (A) or ``"sample"`` (C)
-        (decisions: excbo 7).
-    encoder_std: ``"loo"`` (default), ``"predictive"`` or ``"heteroscedastic"`` (decisions:
-        excbo 4).
-    components: the mixture's ``K``: ``"bic"`` (over 1..3) or a number.
-    samples: ``S``, the Monte Carlo samples of ``p(U)`` (128; decisions: excbo 7).
+    problem: as :class:`~.causal_bo.SequentialOptimizer`.
+    options: the knobs (:class:`EXCBOOptions`, default its defaults).
+    changes: knobs by name, applied on top of ``options`` (e.g. ``EXCBO(problem, beta=1.0)``).
     """
 
     def __init__(
-        self,
-        problem: CausalBOProblem,
-        beta: float = 0.5,
-        variant: str = "hallucinated",
-        encoder_std: str = "loo",
-        components: int | str = "bic",
-        samples: int = MC_SAMPLES,
-        n_init: int | None = None,
-        optimiser: AcquisitionOptimiser | None = None,
+        self, problem: CausalBOProblem, options: EXCBOOptions | None = None, **changes: Any
     ) -> None:
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        check_encoder_std(encoder_std)
-        if components != "bic" and not (isinstance(components, int) and components >= 1):
-            raise ValueError(f"components must be 'bic' or an int >= 1, got {components!r}")
-        self.beta, self.variant, self.encoder_std = non_negative("beta", beta), variant, encoder_std
-        self.components, self.samples = components, count("samples", samples)
-        super().__init__(problem, n_init, optimiser)
+        self.options = options_of(EXCBOOptions, options, changes)
+        super().__init__(problem, self.options)
+        variant = self.options.variant
         if variant != "hallucinated" and self.target_node() is None:
             raise ValueError(f"variant {variant!r} needs an objective on one target node")
 
@@ -87,14 +103,15 @@ class EXCBO(SequentialOptimizer):
         actions, values = self.tensors()
         inputs, scalers = training_inputs(self.specs, actions, values)
         generator = torch.Generator().manual_seed(seed)
-        uniforms = torch.rand(self.samples, self.n_nodes, generator=generator, dtype=actions.dtype)
-        normals = torch.randn(self.samples, self.n_nodes, generator=generator, dtype=actions.dtype)
+        samples = self.options.samples
+        uniforms = torch.rand(samples, self.n_nodes, generator=generator, dtype=actions.dtype)
+        normals = torch.randn(samples, self.n_nodes, generator=generator, dtype=actions.dtype)
         decoders, exogenous = [], []
         for i in range(self.n_nodes):
             encoder = node_gp(inputs[i], values[:, i])
-            recovered = standardised_residuals(encoder, self.encoder_std).values.detach()
+            recovered = standardised_residuals(encoder, self.options.encoder_std).values.detach()
             density = fit_exogenous_density(
-                recovered, components=self.components, random_state=seed
+                recovered, components=self.options.components, random_state=seed
             )
             exogenous.append(density.sample(uniforms[:, i], normals[:, i]))
             decoder_inputs = torch.cat([inputs[i], recovered.unsqueeze(-1)], dim=-1)
@@ -106,9 +123,14 @@ class EXCBO(SequentialOptimizer):
     def propose(self, seed: int) -> np.ndarray:
         network, exogenous = self.surrogate(seed)
         n_actions = self.problem.n_actions
-        if self.variant == "hallucinated":
+        beta, variant = self.options.beta, self.options.variant
+        if variant == "hallucinated":
             acquisition = NetworkAcquisition(
-                network, self.problem.objective, n_actions, self.beta, exogenous=exogenous
+                network,
+                self.problem.objective,
+                n_actions,
+                Optimism(beta),
+                BaseSamples(exogenous=exogenous),
             )
             decision = self.maximise(acquisition, n_actions + self.n_nodes, seed)
             return decision[:n_actions].numpy()
@@ -116,20 +138,17 @@ class EXCBO(SequentialOptimizer):
         fixed_eta = torch.zeros(1, self.n_nodes, dtype=exogenous.dtype)
         fixed_eta[0, target] = 1.0  # beta * sigma at the target only (eq. 10)
         draws = None
-        if self.variant == "sample":
+        if variant == "sample":
             generator = torch.Generator().manual_seed(seed + 1)
             draws = torch.randn(
-                self.samples, self.n_nodes, generator=generator, dtype=exogenous.dtype
+                self.options.samples, self.n_nodes, generator=generator, dtype=exogenous.dtype
             )
             draws[:, target] = 0.0
         acquisition = NetworkAcquisition(
             network,
             self.problem.objective,
             n_actions,
-            self.beta,
-            hallucinate=False,
-            fixed_eta=fixed_eta,
-            draws=draws,
-            exogenous=exogenous,
+            Optimism(beta, hallucinate=False, fixed_eta=fixed_eta),
+            BaseSamples(draws=draws, exogenous=exogenous),
         )
         return self.maximise(acquisition, n_actions, seed).numpy()

@@ -32,12 +32,14 @@ or the textbook RKHS-norm bound ``sqrt(mu^T K^{-1} mu)`` (``b_form="textbook"``;
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from causalbandits.envs.super_arms import all_super_arms
+from causalbandits.policies.base import options_of
 from causalbandits.random import random_argmax, uniform_stream
 
 #: The two forms of ``B``: as printed in App. -G1, and the textbook RKHS-norm bound.
@@ -82,39 +84,57 @@ def _per_replicate(name: str, value: float | np.ndarray, positive: bool) -> floa
     return float(array) if array.ndim == 0 else array
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
+class IGPUCBOptions:
+    """The constants of IGP-UCB (Chowdhury & Gopalan 2017, Thm 3; the SSEM-UCB paper's
+    settings, App. -G1: :meth:`IGPUCB.from_environment`), checked on construction.
+    ``B``, ``lam`` and ``R`` are scalars or one value per replicate."""
+
+    #: The RKHS-norm bound ``B >= 0``.
+    B: float | np.ndarray = 1.0
+    #: The regulariser ``lam > 0``; ``None``: ``1 + 2 / T``.
+    lam: float | np.ndarray | None = None
+    #: The sub-Gaussian noise scale ``R >= 0``; ``None``: ``sqrt(lam)``.
+    R: float | np.ndarray | None = None
+    #: The confidence level ``delta`` in ``(0, 1)``.
+    delta: float = 0.1
+    #: The squared-exponential kernel's length scale ``l > 0``.
+    length_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
+        if not self.length_scale > 0:
+            raise ValueError(f"length_scale must be positive, got {self.length_scale}")
+        object.__setattr__(self, "B", _per_replicate("B", self.B, positive=False))
+        if self.lam is not None:
+            object.__setattr__(self, "lam", _per_replicate("lam", self.lam, positive=True))
+        if self.R is not None:
+            object.__setattr__(self, "R", _per_replicate("R", self.R, positive=False))
+
+
 class IGPUCB:
     """IGP-UCB over all super arms on ``R`` replicates.
 
     Parameters
     ----------
     problem: ``n_arms`` (``N``), ``super_arm_size`` (``s``), ``horizon`` (``T``).
-    B: the RKHS-norm bound, ``>= 0``; a scalar or one value per replicate.
-    lam: the regulariser ``lam > 0`` (scalar or per replicate); ``None`` for ``1 + 2 / T``.
-    R: the sub-Gaussian noise scale, ``>= 0`` (scalar or per replicate); ``None`` for
-        ``sqrt(lam)``.
-    delta: the confidence level in ``(0, 1)``.
-    length_scale: the squared-exponential length scale ``l > 0``.
+    options: the constants (:class:`IGPUCBOptions`, default its defaults).
+    changes: its fields by name, applied on top of ``options`` (e.g. ``IGPUCB(problem,
+        lam=0.1)``).
+
+    :attr:`B`, :attr:`lam` and :attr:`R` hold the constants resolved for the problem.
     """
 
-    def __init__(
-        self,
-        problem: Any,
-        B: float | np.ndarray = 1.0,
-        lam: float | np.ndarray | None = None,
-        R: float | np.ndarray | None = None,
-        delta: float = 0.1,
-        length_scale: float = 1.0,
-    ) -> None:
+    def __init__(self, problem: Any, options: IGPUCBOptions | None = None, **changes: Any) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         self.horizon = int(problem.horizon)
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta}")
-        if not length_scale > 0:
-            raise ValueError(f"length_scale must be positive, got {length_scale}")
-        self.B = _per_replicate("B", B, positive=False)
-        self.lam = _per_replicate("lam", 1.0 + 2.0 / self.horizon if lam is None else lam, True)
-        self.R = _per_replicate("R", np.sqrt(self.lam) if R is None else R, positive=False)
-        self.delta, self.length_scale = float(delta), float(length_scale)
+        options = options_of(IGPUCBOptions, options, changes)
+        lam = 1.0 + 2.0 / self.horizon if options.lam is None else options.lam
+        self.B = options.B
+        self.lam = _per_replicate("lam", lam, positive=True)
+        self.R = _per_replicate("R", np.sqrt(self.lam) if options.R is None else options.R, False)
+        self.delta, self.length_scale = float(options.delta), float(options.length_scale)
         self.super_arms = all_super_arms(self.n_arms, self.super_arm_size)
         # k(x, x') depends on the Hamming distance |x| + |x'| - 2 x.x' only: a lookup table
         self._arms = self.super_arms.astype(float)

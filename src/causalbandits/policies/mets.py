@@ -26,11 +26,13 @@ effects ``c~ = 1^T (I - W~)^{-1}`` and plays the top-``s`` arms among those with
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from causalbandits.estimators.topk import top_s_mask, total_effects
+from causalbandits.policies.base import options_of
 from causalbandits.random import SubStream, derive, normal_stream, uniform_stream
 
 
@@ -41,53 +43,67 @@ def regressor_mask(n_arms: int, upper_triangular: bool) -> np.ndarray:
     return ~np.eye(n_arms, dtype=bool)
 
 
+@dataclass(frozen=True, kw_only=True)
+class METSOptions:
+    """METS's prior (module docstring; decisions: ssem-ucb 6), checked on construction."""
+
+    #: The known range ``(a, b)`` of the base-arm means, "provided" to METS (Sec. V; trial 1:
+    #: ``(0.3, 0.7)``).
+    mean_range: tuple[float, float] = (0.3, 0.7)
+    #: The known range of the base-arm standard deviations (trial 1: ``(0.1, 0.4)``); its
+    #: upper end is the observation noise of ``z``.
+    sd_range: tuple[float, float] = (0.1, 0.4)
+    #: Prior standard deviation of every SEM weight.
+    weight_sd: float = 1.0
+    #: Noise standard deviation of the per-row regression.
+    noise_sd: float = 0.1
+    #: Restrict ``W`` to the known order (row ``i`` on ``j > i``); ``None``:
+    #: ``problem.upper_triangular`` when the problem has it, else ``False``.
+    upper_triangular: bool | None = None
+
+    def __post_init__(self) -> None:
+        low, high = (float(v) for v in self.mean_range)
+        if not low < high:
+            raise ValueError(f"mean_range must be an increasing pair (a, b), got {self.mean_range}")
+        sd_low, sd_high = (float(v) for v in self.sd_range)
+        if not 0 <= sd_low <= sd_high or sd_high <= 0:
+            raise ValueError(
+                f"sd_range must satisfy 0 <= low <= high, high > 0, got {self.sd_range}"
+            )
+        if self.weight_sd <= 0:
+            raise ValueError(f"weight_sd must be positive, got {self.weight_sd}")
+        if self.noise_sd <= 0:
+            raise ValueError(f"noise_sd must be positive, got {self.noise_sd}")
+
+
 class METS:
     """Mixed-effect Thompson sampling over a linear SEM on ``R`` replicates.
 
     Parameters
     ----------
     problem: ``n_arms`` (``N``), ``super_arm_size`` (``s``); ``upper_triangular`` if present.
-    mean_range: the known range ``(a, b)`` of the base-arm means (trial 1: ``(0.3, 0.7)``).
-    sd_range: the known range of the base-arm standard deviations (trial 1: ``(0.1, 0.4)``);
-        its upper end is the observation noise of ``z``.
-    weight_sd: prior standard deviation of every SEM weight.
-    noise_sd: noise standard deviation of the per-row regression.
-    upper_triangular: restrict ``W`` to the known order (row ``i`` on ``j > i``); default
-        ``problem.upper_triangular`` when the problem has it, else ``False``.
+    options: the prior (:class:`METSOptions`, default its defaults).
+    changes: its fields by name, applied on top of ``options`` (e.g. ``METS(problem,
+        mean_range=(0.2, 0.8))``).
     """
 
-    def __init__(
-        self,
-        problem: Any,
-        mean_range: tuple[float, float] = (0.3, 0.7),
-        sd_range: tuple[float, float] = (0.1, 0.4),
-        weight_sd: float = 1.0,
-        noise_sd: float = 0.1,
-        upper_triangular: bool | None = None,
-    ) -> None:
+    def __init__(self, problem: Any, options: METSOptions | None = None, **changes: Any) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         if not 1 <= self.super_arm_size <= self.n_arms:
             raise ValueError(
                 f"super-arm size s must lie in 1..{self.n_arms}, got {self.super_arm_size}"
             )
-        low, high = (float(v) for v in mean_range)
-        if not low < high:
-            raise ValueError(f"mean_range must be an increasing pair (a, b), got {mean_range}")
-        sd_low, sd_high = (float(v) for v in sd_range)
-        if not 0 <= sd_low <= sd_high or sd_high <= 0:
-            raise ValueError(f"sd_range must satisfy 0 <= low <= high, high > 0, got {sd_range}")
-        if weight_sd <= 0:
-            raise ValueError(f"weight_sd must be positive, got {weight_sd}")
-        if noise_sd <= 0:
-            raise ValueError(f"noise_sd must be positive, got {noise_sd}")
+        self.options = options = options_of(METSOptions, options, changes)
+        upper_triangular = options.upper_triangular
         if upper_triangular is None:
             upper_triangular = bool(getattr(problem, "upper_triangular", False))
         self.upper_triangular = bool(upper_triangular)
+        low, high = (float(v) for v in options.mean_range)
         self.prior_mean = 0.5 * (low + high)
         self.prior_var = (high - low) ** 2 / 12.0
-        self.z_var = sd_high**2
-        self.weight_var = float(weight_sd) ** 2
-        self.noise_var = float(noise_sd) ** 2
+        self.z_var = float(options.sd_range[1]) ** 2
+        self.weight_var = float(options.weight_sd) ** 2
+        self.noise_var = float(options.noise_sd) ** 2
         self.mask = regressor_mask(self.n_arms, self.upper_triangular)
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:

@@ -13,10 +13,11 @@ states).
 
 The index is :class:`DiscountedIndex` (eq. 10-11: discounted means and counts with factor
 ``gamma``, exploration constant ``xi``); the graph learner is :class:`LassoGraph` (a fixed
-penalty) or :class:`~causalbandits.policies.ndc_sem_validated.ValidatedGraph` (penalty tuned
-online). The public policies are presets: :class:`NDCSEM` (discounted index, fixed-penalty
-lasso) and :class:`SEMUCB` (Nourani-Koliji et al., IJCAI 2022; decisions: ndc-sem 11), the
-stationary, delay-agnostic predecessor: undiscounted sample means and the index
+penalty) or, with the option ``validation`` (:class:`~causalbandits.policies.ndc_sem_validated.
+LambdaValidation`), :class:`~causalbandits.policies.ndc_sem_validated.ValidatedGraph` (penalty
+tuned online, the Covid experiment). The public policies are presets: :class:`NDCSEM`
+(discounted index) and :class:`SEMUCB` (Nourani-Koliji et al., IJCAI 2022; decisions: ndc-sem
+11), the stationary, delay-agnostic predecessor: undiscounted sample means and the index
 ``beta_hat + sqrt((s + 1) ln t / m_i)``, i.e. eq. 11 with ``gamma = 1`` and ``xi = 1/4``.
 """
 
@@ -31,6 +32,8 @@ import numpy as np
 from causalbandits.estimators.discounted import DiscountedArmStatistics
 from causalbandits.estimators.lasso import SEMLasso
 from causalbandits.estimators.topk import top_s_mask, total_effects
+from causalbandits.policies.base import options_of
+from causalbandits.policies.ndc_sem_validated import LambdaValidation
 from causalbandits.policies.semibandit import collect_arrivals
 from causalbandits.random import uniform_stream
 
@@ -227,37 +230,77 @@ class SEMSemiBandit:
         return self.lasso.fit()
 
 
+@dataclass(frozen=True, kw_only=True)
+class SEMUCBOptions:
+    """The knobs of SEM-UCB: its graph learner, :class:`LassoGraph` (eq. 9) or, with
+    ``validation``, the online tuning of ``lam`` (Sec. V-B), and the learner's input; checked
+    on construction (``graph_input`` by :class:`SEMSemiBandit`)."""
+
+    #: The penalty of eq. 9 (the paper grid-searches ``[1e-5, 1e6]``).
+    lam: float = 1e-2
+    #: Coordinate-descent sweeps per round, warm-started (:class:`LassoGraph`).
+    lasso_sweeps: int = 5
+    #: The exogenous input of the graph learner: ``"z"`` (eq. 8) or ``"b"`` (decisions:
+    #: ndc-sem 22).
+    graph_input: str = "z"
+    #: Tune ``lam`` online on validation days instead of the fixed ``lam`` (Sec. V-B, the
+    #: Covid experiment); ``None``: the fixed ``lam``.
+    validation: LambdaValidation | None = None
+
+    def __post_init__(self) -> None:
+        LassoGraph(self.lam, self.lasso_sweeps)  # checks them
+
+    def graph(self, problem: object) -> GraphLearner:
+        """The graph learner of eq. 9 for ``problem``."""
+        if self.validation is None:
+            return LassoGraph(self.lam, self.lasso_sweeps)
+        return self.validation.graph(problem, self.graph_input)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class NDCSEMOptions(SEMUCBOptions):
+    """The knobs of NDC-SEM: SEM-UCB's, plus its index :class:`DiscountedIndex` (eq. 10-11)
+    and the start rule (decisions: ndc-sem 7); ``gamma`` and ``xi`` are scalars or one value
+    per replicate."""
+
+    #: The discount of eq. 10 (Table I: 0.985 synthetic, 0.85 Covid).
+    gamma: float | np.ndarray = 0.985
+    #: The exploration constant of eq. 11 (:data:`DEFAULT_XI`).
+    xi: float | np.ndarray = DEFAULT_XI
+    #: Pad with the plays in flight too (not in the paper; :class:`DiscountedIndex`).
+    count_pending: bool = False
+    #: What rounds ``N < t <= N + D`` play (:data:`START_RULES`).
+    start_rule: str = "random"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        DiscountedIndex(self.gamma, self.xi, self.count_pending)  # checks them
+
+    @property
+    def index(self) -> DiscountedIndex:
+        return DiscountedIndex(self.gamma, self.xi, self.count_pending)
+
+
 class NDCSEM(SEMSemiBandit):
-    """NDC-SEM (Algorithm 1): :class:`DiscountedIndex` ``(gamma, xi, count_pending)`` and
-    :class:`LassoGraph` ``(lam, lasso_sweeps)``; ``gamma`` (Table I: 0.985 synthetic, 0.85
-    Covid) and ``xi`` are scalars or one value per replicate. The other options are those
-    of :class:`SEMSemiBandit`."""
+    """NDC-SEM (Algorithm 1) with :class:`NDCSEMOptions` (``options``, with ``changes`` by
+    name, e.g. ``NDCSEM(problem, gamma=0.85, xi=0.1)``)."""
 
     def __init__(
-        self,
-        problem: object,
-        gamma: float | np.ndarray = 0.985,
-        xi: float | np.ndarray = DEFAULT_XI,
-        lam: float = 1e-2,
-        graph_input: str = "z",
-        start_rule: str = "random",
-        lasso_sweeps: int = 5,
-        count_pending: bool = False,
+        self, problem: object, options: NDCSEMOptions | None = None, **changes: Any
     ) -> None:
+        options = options_of(NDCSEMOptions, options, changes)
         super().__init__(
-            problem,
-            DiscountedIndex(gamma, xi, count_pending),
-            LassoGraph(lam, lasso_sweeps),
-            graph_input,
-            start_rule,
+            problem, options.index, options.graph(problem), options.graph_input, options.start_rule
         )
 
 
 class SEMUCB(SEMSemiBandit):
-    """SEM-UCB: :data:`SEM_UCB_INDEX` (no discounting, ``xi = 1/4``), :class:`LassoGraph`,
-    ``H`` once, then arms without feedback at random (``start_rule="random"``)."""
+    """SEM-UCB: :data:`SEM_UCB_INDEX` (no discounting, ``xi = 1/4``), :class:`LassoGraph` of
+    :class:`SEMUCBOptions` (``options``, with ``changes`` by name), ``H`` once, then arms
+    without feedback at random (``start_rule="random"``)."""
 
     def __init__(
-        self, problem: object, lam: float = 1e-2, graph_input: str = "z", lasso_sweeps: int = 5
+        self, problem: object, options: SEMUCBOptions | None = None, **changes: Any
     ) -> None:
-        super().__init__(problem, SEM_UCB_INDEX, LassoGraph(lam, lasso_sweeps), graph_input)
+        options = options_of(SEMUCBOptions, options, changes)
+        super().__init__(problem, SEM_UCB_INDEX, options.graph(problem), options.graph_input)

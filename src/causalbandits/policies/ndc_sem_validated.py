@@ -1,15 +1,16 @@
-"""NDC-SEM and SEM-UCB with the lasso penalty of eq. 9 tuned online (Covid experiment, Sec. V-B).
+"""Online tuning of the lasso penalty of eq. 9 (Covid experiment, Sec. V-B): a graph learner
+of :class:`~causalbandits.policies.ndc_sem.SEMSemiBandit`.
 
-Both policies are :class:`~causalbandits.policies.ndc_sem.SEMSemiBandit` presets with the
-index of :class:`~causalbandits.policies.ndc_sem.NDCSEM` / :class:`~causalbandits.policies.
-ndc_sem.SEMUCB` and the graph learner :class:`ValidatedGraph`: a :class:`~causalbandits.
-estimators.validated_lasso.ValidatedSEMLasso`, which fits eq. 9 on the training days for
-every ``lam`` of a grid and uses the ``lam`` with the lowest validation error ``eps(t)``.
-The learner sees the full ``(y_tau, b_tau)`` of the received days (``graph_input="b"``,
-decisions: ndc-sem 22) or ``z_tau = diag(b_tau) x_tau`` (``"z"``); the validation days come from
-the problem (``problem.validation``, as :class:`~causalbandits.envs.italy_covid.CovidProblem`
-provides) or the ``validation`` argument. With ``graph_input="b"`` the learner ignores the
-decisions, so both policies learn the same graphs from the same data.
+:class:`LambdaValidation` is the option of :class:`~causalbandits.policies.ndc_sem.NDCSEM` and
+:class:`~causalbandits.policies.ndc_sem.SEMUCB` that replaces their fixed ``lam`` by
+:class:`ValidatedGraph`: a :class:`~causalbandits.estimators.validated_lasso.ValidatedSEMLasso`,
+which fits eq. 9 on the training days for every ``lam`` of a grid and uses the ``lam`` with the
+lowest validation error ``eps(t)``. The learner sees the full ``(y_tau, b_tau)`` of the
+received days (``graph_input="b"``, decisions: ndc-sem 22) or ``z_tau = diag(b_tau) x_tau``
+(``"z"``); the validation days come from the problem (``problem.validation``, as
+:class:`~causalbandits.envs.italy_covid.CovidProblem` provides) or the ``validation`` field.
+With ``graph_input="b"`` the learner ignores the decisions, so both policies learn the same
+graphs from the same data.
 
 That also makes a grid of NDC-SEM's ``(gamma, xi)`` cheap (App. VII-D5): pass one value per
 replicate and ``shared_graph=True``, reset every replicate with the same seeds and the
@@ -30,7 +31,6 @@ from causalbandits.estimators.validated_lasso import (
     ValidatedSEMLasso,
     check_lambda_grid,
 )
-from causalbandits.policies.ndc_sem import SEM_UCB_INDEX, DiscountedIndex, SEMSemiBandit
 
 
 @dataclass(frozen=True)
@@ -103,68 +103,39 @@ class ValidatedGraph:
         learner.add(np.where(received, rounds, 0), y, exogenous)
 
 
-class ValidatedNDCSEM(SEMSemiBandit):
-    """NDC-SEM (Algorithm 1) with ``lam`` tuned online on validation days (Sec. V-B).
+@dataclass(frozen=True, kw_only=True, eq=False)
+class LambdaValidation:
+    """The online ``lam`` tuning of Sec. V-B (:class:`ValidatedGraph`), an option of NDC-SEM
+    and SEM-UCB in place of a fixed ``lam``; the validation days are checked when the policy
+    is built for a problem."""
 
-    ``gamma``, ``xi`` default to Table I's Covid values (0.85, 0.1); each may also be one
-    value per replicate (``(R,)``: eq. 10-11 per replicate, e.g. the grid of App. VII-D5).
-    ``start_rule`` is that of :class:`~causalbandits.policies.ndc_sem.SEMSemiBandit`
-    (decisions: ndc-sem 7). ``lam_grid`` defaults to the decades 1e-5 ... 1e6;
-    ``initial_lam``, ``lasso_tol``, ``lasso_max_sweeps`` and ``shared_graph`` configure
-    :class:`ValidatedGraph`.
-    """
+    #: The ``lam`` values tried (default the decades 1e-5 ... 1e6, the paper's grid).
+    lam_grid: Sequence[float] | np.ndarray = DECADE_GRID
+    #: The validation days ``(T,)``; ``None``: the problem's (``problem.validation``).
+    validation: Sequence[bool] | np.ndarray | None = None
+    #: ``lam`` before any validation day has arrived (``None``: the largest grid value).
+    initial_lam: float | None = None
+    #: The stopping rule of each lasso fit (:func:`~causalbandits.estimators.lasso.
+    #: nonnegative_lasso`).
+    lasso_tol: float = 1e-8
+    lasso_max_sweeps: int = 1000
+    #: One graph learner for all replicates (their arrivals must be equal: ``graph_input``
+    #: ``"b"``; App. VII-D5's grid).
+    shared_graph: bool = False
 
-    def __init__(
-        self,
-        problem: object,
-        gamma: float | Sequence[float] | np.ndarray = 0.85,
-        xi: float | Sequence[float] | np.ndarray = 0.1,
-        lam_grid: Sequence[float] | np.ndarray = DECADE_GRID,
-        validation: Sequence[bool] | np.ndarray | None = None,
-        graph_input: str = "b",
-        initial_lam: float | None = None,
-        start_rule: str = "random",
-        lasso_tol: float = 1e-8,
-        lasso_max_sweeps: int = 1000,
-        shared_graph: bool = False,
-    ) -> None:
-        graph = ValidatedGraph.for_problem(
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lam_grid", check_lambda_grid(self.lam_grid))
+
+    def graph(self, problem: object, graph_input: str) -> ValidatedGraph:
+        """The learner, with the problem's validation days unless :attr:`validation` is
+        given."""
+        return ValidatedGraph.for_problem(
             problem,
-            validation,
+            self.validation,
             graph_input,
-            shared_graph,
-            lam_grid=lam_grid,
-            initial_lam=initial_lam,
-            tol=lasso_tol,
-            max_sweeps=lasso_max_sweeps,
+            self.shared_graph,
+            lam_grid=self.lam_grid,
+            initial_lam=self.initial_lam,
+            tol=self.lasso_tol,
+            max_sweeps=self.lasso_max_sweeps,
         )
-        index = DiscountedIndex(gamma, xi)
-        super().__init__(problem, index, graph, graph_input, start_rule)
-
-
-class ValidatedSEMUCB(SEMSemiBandit):
-    """SEM-UCB (decisions: ndc-sem 11) with the same online ``lam`` tuning as
-    :class:`ValidatedNDCSEM`."""
-
-    def __init__(
-        self,
-        problem: object,
-        lam_grid: Sequence[float] | np.ndarray = DECADE_GRID,
-        validation: Sequence[bool] | np.ndarray | None = None,
-        graph_input: str = "b",
-        initial_lam: float | None = None,
-        lasso_tol: float = 1e-8,
-        lasso_max_sweeps: int = 1000,
-        shared_graph: bool = False,
-    ) -> None:
-        graph = ValidatedGraph.for_problem(
-            problem,
-            validation,
-            graph_input,
-            shared_graph,
-            lam_grid=lam_grid,
-            initial_lam=initial_lam,
-            tol=lasso_tol,
-            max_sweeps=lasso_max_sweeps,
-        )
-        super().__init__(problem, SEM_UCB_INDEX, graph, graph_input)

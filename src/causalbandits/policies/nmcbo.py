@@ -53,7 +53,8 @@ Where the package is silent or we deviate (and why):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import torch
@@ -62,9 +63,15 @@ from botorch.optim.stopping import ExpMAStoppingCriterion
 from causalbandits.envs.causal_bo import CausalBOProblem, TargetNode
 from causalbandits.estimators.gp import DTYPE
 from causalbandits.estimators.gp_network import GPNetwork, NodeSpec, node_inputs
-from causalbandits.policies.bo_baselines import check_noise_knowledge, node_network, noise_scales
-from causalbandits.policies.causal_bo import SequentialOptimizer
-from causalbandits.validation import count, non_negative, positive
+from causalbandits.policies.base import options_of
+from causalbandits.policies.bo_baselines import (
+    BaselineOptions,
+    check_noise_knowledge,
+    node_network,
+    noise_scales,
+)
+from causalbandits.policies.causal_bo import Budget, SequentialOptimizer
+from causalbandits.validation import count, optional, positive
 
 #: Batched network weights by name, each with a leading re-initialisation axis ``(R, ...)``.
 Parameters = dict[str, torch.Tensor]
@@ -288,6 +295,39 @@ class NoisyHallucination:
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class NMCBOOptions(BaselineOptions):
+    """The knobs of NMCBO (module docstring): MCBO's (:class:`~.bo_baselines.BaselineOptions`:
+    ``beta``, ``noise``, the design's ``n_init``; NMCBO trains networks, so the acquisition
+    optimiser and ``samples`` are unused) and its training budget; checked on construction."""
+
+    #: Random initialisations per proposal (the package's 1000).
+    reinits: int = 1000
+    #: SGD steps at most per initialisation (``maxiter``, the package's 1000).
+    max_steps: int = 1000
+    #: ``"expma"`` (BoTorch's moving-average rule per initialisation) or ``"fixed"`` (always
+    #: ``max_steps``).
+    stopping: str = "expma"
+    #: Noise draws per SGD step; ``None``: the package runner's 32 when ``noise_std > 0.001``,
+    #: else 2 (the policy resolves it).
+    batch_size: int | None = None
+    #: The SGD learning rate (the package's ``1e-3``).
+    lr: float = 1e-3
+    #: Noise draws of the estimate that picks the best initialisation.
+    selection_samples: int = 1000
+    #: Node inputs per batched evaluation (a memory cap; results do not depend on it).
+    max_points: int = 2**14
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.stopping not in STOPPING_RULES:
+            raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {self.stopping!r}")
+        object.__setattr__(self, "lr", positive("lr", self.lr))
+        for name in ("reinits", "max_steps", "selection_samples", "max_points"):
+            object.__setattr__(self, name, count(name, getattr(self, name)))
+        object.__setattr__(self, "batch_size", optional(count, "batch_size", self.batch_size))
+
+
 class NMCBO(SequentialOptimizer):
     """MCBO's noisy variant (module docstring): MCBO's node GPs, an ``eta`` network per node
     and the action trained by SGD from ``reinits`` random initialisations (batched) plus the
@@ -296,45 +336,20 @@ class NMCBO(SequentialOptimizer):
     Parameters
     ----------
     problem: what the learner is told (``noise_std``, ``noise_variance``: see ``noise``).
-    beta: the hallucination's scale, ``x = mu + beta eta sigma`` (MCBO's 5).
-    n_init: the initial design's size (default ``2(|A| + 1)``).
-    reinits: random initialisations per proposal (default the package's 1000).
-    max_steps: SGD steps at most per initialisation (``maxiter``, the package's 1000).
-    stopping: ``"expma"`` (BoTorch's moving-average rule per initialisation) or
-        ``"fixed"`` (always ``max_steps``).
-    batch_size: noise draws per SGD step (default: the package runner's 32 when
-        ``noise_std > 0.001``, else 2).
-    lr: the SGD learning rate (the package's ``1e-3``).
-    selection_samples: noise draws of the estimate that picks the best initialisation.
-    max_points: node inputs per batched evaluation (memory cap; results do not depend on it).
-    noise: what the node GPs are told (:data:`~.bo_baselines.NOISE_KNOWLEDGE`).
+    options: the knobs (:class:`NMCBOOptions`, default its defaults; ``batch_size`` resolved
+        from the problem).
+    changes: knobs by name, applied on top of ``options`` (e.g. ``NMCBO(problem, reinits=64)``).
     """
 
     def __init__(
-        self,
-        problem: CausalBOProblem,
-        beta: float = 5.0,
-        n_init: int | None = None,
-        reinits: int = 1000,
-        max_steps: int = 1000,
-        stopping: str = "expma",
-        batch_size: int | None = None,
-        lr: float = 1e-3,
-        selection_samples: int = 1000,
-        max_points: int = 2**14,
-        noise: str = "learned",
+        self, problem: CausalBOProblem, options: NMCBOOptions | None = None, **changes: Any
     ) -> None:
-        if stopping not in STOPPING_RULES:
-            raise ValueError(f"stopping must be one of {STOPPING_RULES}, got {stopping!r}")
-        if batch_size is None:
-            batch_size = 32 if problem.noise_std > 1e-3 else 2
-        self.beta, self.stopping, self.lr = non_negative("beta", beta), stopping, positive("lr", lr)
-        self.reinits, self.max_steps = count("reinits", reinits), count("max_steps", max_steps)
-        self.batch_size = count("batch_size", batch_size)
-        self.selection_samples = count("selection_samples", selection_samples)
-        self.max_points = count("max_points", max_points)
-        self.noise_knowledge = check_noise_knowledge(noise, problem)
-        super().__init__(problem, n_init)
+        options = options_of(NMCBOOptions, options, changes)
+        if options.batch_size is None:
+            options = replace(options, batch_size=32 if problem.noise_std > 1e-3 else 2)
+        self.options = options
+        check_noise_knowledge(options.noise, problem)
+        super().__init__(problem, Budget(n_init=options.n_init))
         objective = problem.objective
         fixed = objective.nodes(self.n_nodes) if isinstance(objective, TargetNode) else ()
         self.nets = HallucinationNets.for_specs(self.specs, problem.n_actions, fixed)
@@ -347,24 +362,27 @@ class NMCBO(SequentialOptimizer):
     def hallucination(self) -> NoisyHallucination:
         """The objective of the networks on the current data (MCBO's node GPs)."""
         return NoisyHallucination(
-            node_network(self, self.noise_knowledge), self.nets, self.problem.objective, self.beta
+            node_network(self, self.options.noise),
+            self.nets,
+            self.problem.objective,
+            self.options.beta,
         )
 
     def propose(self, seed: int) -> np.ndarray:
+        options = self.options
         hallucination = self.hallucination()
         generator = torch.Generator().manual_seed(seed)
-        start = concat([*self.chosen, self.nets.initial(self.reinits, generator)])
-        noise = hallucination.noise(self.max_steps * self.batch_size, generator)
+        start = concat([*self.chosen, self.nets.initial(options.reinits, generator)])
+        noise = hallucination.noise(options.max_steps * options.batch_size, generator)
         trained, _ = hallucination.train(
             start,
-            noise.reshape(self.max_steps, self.batch_size, self.n_nodes),
-            self.lr,
-            self.stopping,
-            self.max_points,
+            noise.reshape(options.max_steps, options.batch_size, self.n_nodes),
+            options.lr,
+            options.stopping,
+            options.max_points,
         )
-        scores = hallucination.score(
-            trained, hallucination.noise(self.selection_samples, generator), self.max_points
-        )
+        selection = hallucination.noise(options.selection_samples, generator)
+        scores = hallucination.score(trained, selection, options.max_points)
         best = take(trained, [int(torch.argmax(scores))])
         self.chosen.append(best)
         return self.nets.actions(best)[0].numpy()

@@ -21,10 +21,11 @@ below a quarter of the smallest score gap (or at ``q = t``, here also at ``max_d
   ``S = I^max_q + Delta^I_q E`` comes from one pass (:func:`degree_scores`).
 - Remainder. ``Gamma_q = s^(q+1) / (q+1)! max_{|gamma| = q+1} max_c |D^gamma r_hat(c)|``
   (the multinomial theorem sums the ``1/alpha!`` of the Sec. III-B bound), the
-  inner maximum estimated over random points (:func:`remainder_bounds`): ``arms`` random super
-  arms of size ``s`` with ``points`` random signal vectors each in the box of observed signals,
-  ``|D^gamma r_hat_x(c)| = gamma! |c_gamma|`` from jets of degree ``max_degree + 1`` there.
-  The random design comes from a fixed ``seed``, the same in every replicate and refit (so
+  inner maximum estimated over random points (:func:`remainder_bounds`): ``remainder_arms``
+  random super arms of size ``s`` with ``remainder_points`` random signal vectors each in the
+  box of observed signals, ``|D^gamma r_hat_x(c)| = gamma! |c_gamma|`` from jets of degree
+  ``max_degree + 1`` there. The random design comes from a fixed ``remainder_seed``
+  (:class:`QSearchOptions`), the same in every replicate and refit (so
   replicates run together equal replicates run alone, and the choice of ``q`` changes only
   when the fit or the data do).
 - Ties: gaps within ``1e-12`` (relative) of 0 are ties, as in the policies' argmax; with no
@@ -34,20 +35,16 @@ below a quarter of the smallest score gap (or at ``q = t``, here also at ``max_d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from math import factorial
+from typing import Any
 
 import numpy as np
 
-from causalbandits.estimators.finite_differences import FD_STEP, taylor_coefficients
+from causalbandits.estimators.finite_differences import taylor_coefficients
 from causalbandits.estimators.jets import monomials
-from causalbandits.estimators.taylor_moments import (
-    addend_intervals,
-    confidence_radius,
-    moment_box,
-)
-from causalbandits.policies.ssem_ucb import SSEMUCBJO, SizeGroup, selection_scores
-from causalbandits.scm.basis import Dictionary
+from causalbandits.estimators.taylor_moments import addend_intervals
+from causalbandits.policies.ssem_ucb import SSEMUCBJO, SizeGroup, SSEMOptions, selection_scores
 from causalbandits.validation import count
 
 #: Score gaps at most this (relative to ``max(|S_max|, 1)``) are ties.
@@ -65,35 +62,63 @@ class DegreeSearch:
     gaps: np.ndarray
 
 
+@dataclass(frozen=True, kw_only=True)
+class QSearchOptions(SSEMOptions):
+    """The knobs of SSEM-UCB-JO with q-search (Alg. 4): those of :class:`~causalbandits.
+    policies.ssem_ucb.SSEMOptions` (``internal_ucb`` must be ``"per-addend"``), with
+    ``degree`` set to ``max_degree`` (jets and moments are kept to it), plus the remainder
+    bound's random design. ``derivatives`` and ``fd_step`` apply to the Taylor coefficients
+    and to the remainder bound alike."""
+
+    degree: int = field(default=4, init=False)
+    #: The largest degree q-search may choose (Alg. 4's loop also stops at ``q = t``).
+    max_degree: int = 4
+    #: Random super arms of size ``s`` on which ``Gamma_q`` is bounded (:func:`remainder_bounds`).
+    remainder_arms: int = 4
+    #: Random signal vectors per super arm, in the box of the observed signals.
+    remainder_points: int = 8
+    #: The seed of that design, the same in every replicate and refit (module docstring).
+    remainder_seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_degree", count("max_degree", self.max_degree))
+        object.__setattr__(self, "remainder_arms", count("remainder_arms", self.remainder_arms))
+        points = count("remainder_points", self.remainder_points)
+        object.__setattr__(self, "remainder_points", points)
+        seed = count("remainder_seed", self.remainder_seed, minimum=0)
+        object.__setattr__(self, "remainder_seed", seed)
+        object.__setattr__(self, "degree", self.max_degree)
+        super().__post_init__()
+        if self.internal_ucb != "per-addend":
+            raise ValueError(
+                "q-search scores every degree from the per-addend internal UCB: internal_ucb "
+                f"must be 'per-addend', got {self.internal_ucb!r}"
+            )
+
+
 def remainder_bounds(
     weights: np.ndarray,
-    dictionary: Dictionary,
     box_low: np.ndarray,
     box_high: np.ndarray,
     super_arm_size: int,
-    max_degree: int,
-    arms: int = 4,
-    points: int = 8,
-    seed: int = 0,
-    upper_triangular: bool = True,
-    derivatives: str = "exact",
-    fd_step: float = FD_STEP,
+    options: QSearchOptions,
 ) -> np.ndarray:
     """``Gamma_q = s^(q+1) / (q+1)! max_{|gamma| = q+1} max_c |D^gamma r_hat_x(c)|`` for ``q =
-    0..max_degree``, ``(R, max_degree + 1)``, with the maximum over ``arms`` random super arms
-    ``x`` of size ``s`` times ``points`` random ``c`` in ``[box_low, box_high]`` ``(R, N)``
-    (the same design, from ``seed``, in every replicate). ``weights`` ``(R, N, N, K)``; the
-    derivatives exact or by central differences of step ``fd_step`` (:func:`~causalbandits.
-    estimators.finite_differences.taylor_coefficients`)."""
+    0..max_degree``, ``(R, max_degree + 1)``, with the maximum over ``remainder_arms`` random
+    super arms ``x`` of size ``s`` times ``remainder_points`` random ``c`` in ``[box_low,
+    box_high]`` ``(R, N)`` (the same design, from ``remainder_seed``, in every replicate).
+    ``weights`` ``(R, N, N, K)`` on ``options.dictionary``; the derivatives exact or by central
+    differences (``options.expansion``: :func:`~causalbandits.estimators.finite_differences.
+    taylor_coefficients`)."""
     box_low, box_high = np.asarray(box_low, dtype=float), np.asarray(box_high, dtype=float)
     replicates, n = box_low.shape
     if not (np.all(np.isfinite(box_low)) and np.all(np.isfinite(box_high))) or np.any(
         box_low > box_high
     ):
         raise ValueError("the signal box must be finite with box_low <= box_high")
-    if min(arms, points) < 1:
-        raise ValueError(f"need arms >= 1 and points >= 1, got {arms}, {points}")
-    rng = np.random.default_rng(seed)
+    arms, points, max_degree = options.remainder_arms, options.remainder_points, options.max_degree
+    expansion = options.expansion
+    rng = np.random.default_rng(options.remainder_seed)
     chosen = np.sort(rng.random((arms, n)).argsort(axis=1)[:, :super_arm_size], axis=1)
     unit = rng.random((arms, points, n))
     basis = monomials(super_arm_size, max_degree + 1)
@@ -103,13 +128,10 @@ def remainder_bounds(
         centres = box_low[:, None] + design[None] * (box_high - box_low)[:, None]
         jets = taylor_coefficients(
             repeated,
-            dictionary,
+            expansion,
             centres.reshape(replicates * points, n),
             members[None],
             max_degree + 1,
-            upper_triangular=upper_triangular,
-            derivatives=derivatives,
-            step=fd_step,
         )
         magnitudes = (np.abs(jets[:, 0]) * basis.factorials).reshape(replicates, points, -1)
         for q in range(max_degree + 1):
@@ -125,8 +147,7 @@ def degree_scores(
     low: np.ndarray,
     high: np.ndarray,
     bonus: np.ndarray,
-    max_degree: int,
-    bonus_scale: float = 1.0,
+    options: QSearchOptions,
 ) -> np.ndarray:
     """The selection scores ``S = I^max_q + bonus_scale Delta^I_q E`` of every degree ``q =
     0..max_degree`` and super arm, ``(R, max_degree + 1, |X|)``, with the per-addend internal
@@ -134,7 +155,11 @@ def degree_scores(
     ``groups`` hold the Taylor coefficients of degree ``>= max_degree`` (truncated here),
     ``bonus`` ``(R, |X|)`` the external UCB (with any Alg. 2 factor); super arms whose
     coefficients are not finite score ``-inf``
-    (:func:`~causalbandits.policies.ssem_ucb.selection_scores`)."""
+    (:func:`~causalbandits.policies.ssem_ucb.selection_scores`). ``max_degree`` and
+    ``bonus_scale`` are ``options``'."""
+    max_degree = options.max_degree
+    if low.shape[1] <= max_degree:
+        raise ValueError(f"the moment boxes stop at order {low.shape[1] - 1} < {max_degree}")
     internal = np.zeros((low.shape[0], max_degree + 1, bonus.shape[1]))
     for group in groups:
         total = group.exponents.sum(axis=1)
@@ -144,7 +169,10 @@ def degree_scores(
         for q in range(max_degree + 1):
             internal[:, q, group.rows] = addends[..., total <= q].sum(axis=-1)
     return np.stack(
-        [selection_scores(internal[:, q], bonus, bonus_scale) for q in range(max_degree + 1)],
+        [
+            selection_scores(internal[:, q], bonus, options.bonus_scale)
+            for q in range(max_degree + 1)
+        ],
         axis=1,
     )
 
@@ -166,91 +194,22 @@ def search_degree(scores: np.ndarray, remainders: np.ndarray, t: int) -> DegreeS
     return DegreeSearch(np.argmax(stop, axis=1), remainders, gaps)
 
 
-def q_search(
-    groups: Sequence[SizeGroup],
-    weights: np.ndarray,
-    dictionary: Dictionary,
-    low: np.ndarray,
-    high: np.ndarray,
-    bonus: np.ndarray,
-    t: int,
-    box_low: np.ndarray,
-    box_high: np.ndarray,
-    super_arm_size: int,
-    max_degree: int = 4,
-    bonus_scale: float = 1.0,
-    arms: int = 4,
-    points: int = 8,
-    seed: int = 0,
-    upper_triangular: bool = True,
-    derivatives: str = "exact",
-    fd_step: float = FD_STEP,
-) -> DegreeSearch:
-    """Alg. 4 for the fitted SEM ``weights`` ``(R, N, N, K)``: ``groups`` hold its Taylor
-    coefficients about the centres (degree ``>= max_degree``), ``low``/``high`` the moment
-    boxes (the moments about the centres moved within their radii), ``bonus`` the external
-    UCB and ``[box_low, box_high]`` the observed signals (see the module docstring);
-    ``derivatives`` and ``fd_step`` those of the remainder bound (:func:`remainder_bounds`)."""
-    if int(max_degree) != max_degree or max_degree < 0:
-        raise ValueError(f"max_degree must be an integer >= 0, got {max_degree}")
-    if low.shape[1] <= max_degree:
-        raise ValueError(f"the moment boxes stop at order {low.shape[1] - 1} < {max_degree}")
-    scores = degree_scores(groups, low, high, bonus, max_degree, bonus_scale)
-    remainders = remainder_bounds(
-        weights,
-        dictionary,
-        box_low,
-        box_high,
-        super_arm_size,
-        max_degree,
-        arms,
-        points,
-        seed,
-        upper_triangular,
-        derivatives,
-        fd_step,
-    )
-    return search_degree(scores, remainders, t)
-
-
 class SSEMUCBQSearch(SSEMUCBJO):
     """SSEM-UCB-JO (Alg. 2) whose Taylor degree is chosen by q-search (Alg. 4) at every refit,
-    per replicate: the options of :class:`SSEMUCBJO` (``internal_ucb`` must be
-    ``"per-addend"``; no ``degree``), plus
-
-    max_degree: the largest degree q-search may choose (jets and moments are kept to it).
-    remainder_arms, remainder_points, remainder_seed: the random design of the remainder
-        bound (:func:`remainder_bounds`).
-
-    ``derivatives`` and ``fd_step`` (exact jets or central differences) apply to the Taylor
-    coefficients and to the remainder bound alike.
+    per replicate, with :class:`QSearchOptions` (no ``degree``: ``max_degree``).
 
     :attr:`degrees` ``(R,)`` holds the degree chosen at each replicate's last refit (-1 before
     the first); :attr:`search` the last :class:`DegreeSearch` of the replicates refitted then.
     """
 
+    Options = QSearchOptions
+
     def __init__(
-        self,
-        problem: object,
-        max_degree: int = 4,
-        remainder_arms: int = 4,
-        remainder_points: int = 8,
-        remainder_seed: int = 0,
-        **options: object,
+        self, problem: object, options: QSearchOptions | None = None, **changes: Any
     ) -> None:
-        if "degree" in options:
+        if "degree" in changes:
             raise ValueError("q-search chooses the Taylor degree: pass max_degree, not degree")
-        count("max_degree", max_degree)
-        count("remainder_arms", remainder_arms)
-        count("remainder_points", remainder_points)
-        count("remainder_seed", remainder_seed, minimum=0)
-        super().__init__(problem, degree=max_degree, **options)
-        if self.internal_ucb != "per-addend":
-            raise ValueError(
-                "q-search scores every degree from the per-addend internal UCB: internal_ucb "
-                f"must be 'per-addend', got {self.internal_ucb!r}"
-            )
-        self.remainder_design = (int(remainder_arms), int(remainder_points), int(remainder_seed))
+        super().__init__(problem, options, **changes)
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         super().reset(seeds)
@@ -266,33 +225,18 @@ class SSEMUCBQSearch(SSEMUCBJO):
         truncation of the jets to the chosen degrees."""
         which = which.copy()  # the base refit clears ``self.stale``, which the caller passes
         super()._refit(which)
-        moments = self.sums.central_moments(self.centres)
-        radius = self.radius_scale * confidence_radius(
-            self.t - 1, self.sums.counts, self.super_arm_size
-        )
-        low, high = moment_box(moments, radius, self.multipliers, self.signal_width)
+        low, high = self.moment_boxes()
         chosen = [replace(g, coefficients=g.coefficients[which]) for g in self.groups]
-        arms, points, seed = self.remainder_design
-        self.search = q_search(
-            chosen,
+        bonus = self.external_bonus()[which]
+        scores = degree_scores(chosen, low[which], high[which], bonus, self.options)
+        remainders = remainder_bounds(
             self.graph.weights[which],
-            self.dictionary,
-            low[which],
-            high[which],
-            self.external_bonus()[which],
-            self.t,
             self.signal_low[which],
             self.signal_high[which],
             self.super_arm_size,
-            self.degree,
-            self.bonus_scale,
-            arms,
-            points,
-            seed,
-            self.upper_triangular,
-            self.derivatives,
-            self.fd_step,
+            self.options,
         )
+        self.search = search_degree(scores, remainders, self.t)
         self.degrees[which] = self.search.degrees
         for group in self.groups:
             kept = group.exponents.sum(axis=1)[None, None, :] <= self.search.degrees[:, None, None]

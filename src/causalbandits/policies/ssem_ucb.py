@@ -31,19 +31,16 @@ modified version of the SEM-UCB algorithm").
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from causalbandits.envs.super_arms import all_super_arms, check_sizes, members
-from causalbandits.estimators.dictionary_lasso import DictionaryLasso, check_fit_options
-from causalbandits.estimators.finite_differences import (
-    FD_STEP,
-    check_derivatives,
-    taylor_coefficients,
-)
+from causalbandits.estimators.dictionary_lasso import DictionaryLasso, DictionaryLassoOptions
+from causalbandits.estimators.expansion import FD_STEP, Expansion
+from causalbandits.estimators.finite_differences import taylor_coefficients
 from causalbandits.estimators.jets import monomials
 from causalbandits.estimators.taylor_moments import (
     MonomialTable,
@@ -55,6 +52,7 @@ from causalbandits.estimators.taylor_moments import (
     radius_multipliers,
     vertex_maximum,
 )
+from causalbandits.policies.base import options_of
 from causalbandits.random import random_argmax, uniform_stream
 from causalbandits.scm.basis import Dictionary
 from causalbandits.scm.separable import ChordSEM, ConvergenceError
@@ -67,6 +65,8 @@ BONUS_FORMS = ("max", "sum")
 #: Sweeps of the cyclic solve of :meth:`SSEMUCBJO.reconstruction_error` (a contraction of
 #: rate 0.8 needs about 20 with the chord iteration).
 REBUILD_SWEEPS = 100
+#: Values of each node's observed range on which :func:`contracted` bounds the slopes.
+SLOPE_POINTS = 33
 
 
 @dataclass
@@ -114,19 +114,19 @@ def contracted(
     low: np.ndarray,
     high: np.ndarray,
     max_contraction: float,
-    points: int = 33,
 ) -> tuple[np.ndarray, float]:
     """``F`` (weights ``(N, N, K)``) shrunk onto a contraction: ``M[i, j]``, the largest
-    ``|f_ij'|`` over ``points`` values of ``y_j`` in ``[low_j, high_j]``, bounds ``F``'s slopes
-    there, and ``rho(M) < 1`` makes the fixed point contract (Prop. IV.4, in the max norm
-    weighted by ``M``'s Perron vector). If ``rho(M) >= max_contraction`` every weight is
-    multiplied by ``max_contraction / rho(M)``; returns the weights and that factor (1: kept).
+    ``|f_ij'|`` over :data:`SLOPE_POINTS` values of ``y_j`` in ``[low_j, high_j]``, bounds
+    ``F``'s slopes there, and ``rho(M) < 1`` makes the fixed point contract (Prop. IV.4, in
+    the max norm weighted by ``M``'s Perron vector). If ``rho(M) >= max_contraction`` every
+    weight is multiplied by ``max_contraction / rho(M)``; returns the weights and that factor
+    (1: kept).
     The bound takes the edge function as a whole, which signed, mixed bases need: the
     train-delay simulator's looser ``sum_k |W_ijk| max |phi_k'|`` (its amplitudes are
     non-negative) over-shrinks a learner's fits (on the replay: in-sample error at T 0.2155
     against 0.0081).
     """
-    grid = low + np.linspace(0.0, 1.0, points)[:, None] * (high - low)  # (G, N)
+    grid = low + np.linspace(0.0, 1.0, SLOPE_POINTS)[:, None] * (high - low)  # (G, N)
     slopes = dictionary.derivatives(grid, 1)[:, 1]  # (K, G, N)
     bound = np.abs(np.einsum("ijk,kgj->gij", weights, slopes)).max(axis=0)
     rho = float(np.abs(np.linalg.eigvals(bound)).max(initial=0.0))
@@ -136,100 +136,149 @@ def contracted(
     return weights * factor, factor
 
 
+@dataclass(frozen=True, kw_only=True)
+class SSEMOptions:
+    """The knobs of SSEM-UCB-JO (Alg. 2), shared by every SSEM-UCB variant; a variant with
+    knobs of its own extends it (e.g. :class:`~causalbandits.policies.q_search.QSearchOptions`).
+    Checked on construction; ``dictionary`` is kept as a :class:`~causalbandits.scm.basis.
+    Dictionary`."""
+
+    #: The Taylor degree ``q`` of the payoff (Sec. III-B; the paper's best is 4).
+    degree: int = 4
+    #: The basis of the graph fit, eqs. 3-4: names (e.g. ``("linear", "sin")``) or a
+    #: :class:`~causalbandits.scm.basis.Dictionary`.
+    dictionary: Sequence[str] | Dictionary = ("linear", "sin")
+    #: The graph fit's lasso penalty (eq. 3 with the l1 surrogate of App. -G1).
+    lam: float = 1e-3
+    #: Tune ``lam`` at each fit to this share of the possible edges (decisions: ssem-ucb 2;
+    #: ``None``: keep ``lam``).
+    target_density: float | None = None
+    #: Edges whose fitted function is smaller on the data are removed (App. -G1's
+    #: "edge-recognition thresholds").
+    edge_threshold: float = 0.05
+    #: Refit the selected edges by least squares (decisions: ssem-ucb 3).
+    debias: bool = True
+    #: The moment radii of eq. 7: ``"main"`` (``2^(p mod 2) C``) or ``"proof"``
+    #: (``2^(2 mod p) C``).
+    radius_rule: str = "main"
+    #: Multiplies ``C_t`` (App. -G1: "scaling down C_t ... often led to faster convergence").
+    radius_scale: float = 1.0
+    #: Multiplies the external UCB of eq. 9 (the paper's tuning hyper-parameter).
+    bonus_scale: float = 1.0
+    #: The external UCB: ``"max"`` (Sec. III-C) or ``"sum"`` (App. -G2).
+    bonus_form: str = "max"
+    #: The internal UCB: ``"per-addend"`` (App. -G1) or ``"vertex"`` (the exact maximum of
+    #: Sec. III-B; small ``q |I(x)|`` only).
+    internal_ucb: str = "per-addend"
+    #: The moments are clipped to the range they have when signals and centres lie in an
+    #: interval of this width (decisions: ssem-ucb 5; ``None``: no clipping).
+    signal_width: float | None = 1.0
+    #: Refit at the latest this many rounds after the last refit (decisions: ssem-ucb 4).
+    refit_every: int = 25
+    #: Refit when the newest residual exceeds this times the mean since the last refit
+    #: (decisions: ssem-ucb 4).
+    residual_factor: float = 3.0
+    #: Fit a DAG in the paper's order (Sec. III-A); ``None``: the problem's
+    #: ``upper_triangular`` (the policies resolve it).
+    upper_triangular: bool | None = None
+    #: With cycles, shrink each fit whose slope bound has a spectral radius of at least this
+    #: onto it (Prop. IV.4 assumes a contraction; :func:`contracted`); ``None``: keep the fit.
+    max_contraction: float | None = None
+    #: The Taylor coefficients ``D^alpha r_x(a)/alpha!`` (Sec. III-B): ``"exact"`` (jets) or
+    #: ``"finite-difference"`` (central differences, the paper's numerical derivatives,
+    #: App. -G1; error ``O(fd_step^2)`` plus rounding ``~ eps / fd_step^|alpha|``).
+    derivatives: str = "exact"
+    #: The finite-difference step ``h`` (unused with exact derivatives).
+    fd_step: float = FD_STEP
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "degree", count("degree q", self.degree))
+        if self.internal_ucb not in INTERNAL_UCBS:
+            raise ValueError(
+                f"internal_ucb must be one of {INTERNAL_UCBS}, got {self.internal_ucb!r}"
+            )
+        if self.bonus_form not in BONUS_FORMS:
+            raise ValueError(f"bonus_form must be one of {BONUS_FORMS}, got {self.bonus_form!r}")
+        fit = self.graph_fit  # checks lam, target_density and edge_threshold
+        object.__setattr__(self, "lam", fit.lam)
+        object.__setattr__(self, "edge_threshold", fit.edge_threshold)
+        if not isinstance(self.dictionary, Dictionary):
+            object.__setattr__(self, "dictionary", Dictionary.from_names(self.dictionary))
+        radius_multipliers(self.degree, self.radius_rule)  # checks the rule
+        object.__setattr__(self, "radius_scale", positive("radius_scale", self.radius_scale))
+        object.__setattr__(self, "bonus_scale", non_negative("bonus_scale", self.bonus_scale))
+        optional(positive, "signal_width", self.signal_width)
+        object.__setattr__(self, "refit_every", count("refit_every", self.refit_every))
+        factor = positive("residual_factor", self.residual_factor)
+        object.__setattr__(self, "residual_factor", factor)
+        optional(
+            in_range, "max_contraction", self.max_contraction, 0, 1, low_open=True, high_open=True
+        )
+        checked = Expansion(
+            dictionary=self.dictionary, derivatives=self.derivatives, fd_step=self.fd_step
+        )
+        object.__setattr__(self, "fd_step", checked.fd_step)
+
+    @property
+    def graph_fit(self) -> DictionaryLassoOptions:
+        """The options of the graph fit (:class:`DictionaryLasso`)."""
+        return DictionaryLassoOptions(
+            lam=self.lam,
+            target_density=self.target_density,
+            edge_threshold=self.edge_threshold,
+            debias=self.debias,
+        )
+
+    @property
+    def expansion(self) -> Expansion:
+        """How the fitted SEM's Taylor coefficients are computed; needs ``upper_triangular``
+        resolved (``True`` or ``False``)."""
+        if self.upper_triangular is None:
+            raise ValueError("upper_triangular is unresolved: pass True or False")
+        return Expansion(
+            dictionary=self.dictionary,
+            upper_triangular=self.upper_triangular,
+            derivatives=self.derivatives,
+            fd_step=self.fd_step,
+        )
+
+
 class SSEMUCBJO:
     """SSEM-UCB-JO (Alg. 2) on ``R`` replicates; the base of the other SSEM-UCB variants, which
     override :meth:`fit_graph` (how ``F_hat`` is learned), :meth:`moment_boxes` (the boxes of the
     per-arm factors of the internal UCB),
-    :attr:`joint` (Alg. 2's bonus factor) and :attr:`initial_passes` (how often the initial
-    blocks are played).
+    :attr:`joint` (Alg. 2's bonus factor), :attr:`initial_passes` (how often the initial
+    blocks are played) and :attr:`Options` (their knobs).
 
     Parameters
     ----------
     problem: ``n_arms`` (N), ``super_arm_size`` (s) and, optionally, ``upper_triangular``
         (a known DAG order).
-    degree: the Taylor degree ``q``.
-    dictionary: basis names of the graph fit (e.g. ``("linear", "sin")``) or a
-        :class:`~causalbandits.scm.basis.Dictionary`.
-    lam, target_density, edge_threshold, debias: the graph fit (:class:`DictionaryLasso`).
-    radius_rule: ``"main"`` (``2^(p mod 2) C``) or ``"proof"`` (``2^(2 mod p) C``).
-    radius_scale: multiplies ``C_t`` ("scaling down C_t ... often led to faster convergence").
-    bonus_scale: multiplies the external UCB (the paper's tuning hyper-parameter).
-    bonus_form: ``"max"`` (Sec. III-C) or ``"sum"`` (App. -G2).
-    internal_ucb: ``"per-addend"`` (App. -G1) or ``"vertex"`` (the exact maximum; small
-        ``q |I(x)|`` only).
-    signal_width: the moments are clipped to the range they have when signals and centres
-        lie in an interval of this width (``None``: no clipping).
-    refit_every, residual_factor: the refit rule.
-    upper_triangular: fit a DAG in the paper's order (default: ``problem.upper_triangular``).
-    max_contraction: with cycles, shrink each fit whose slope bound has a spectral radius of
-        at least this onto it (:func:`contracted`; Prop. IV.4 assumes a contraction);
-        ``None`` keeps the fit as it is.
-    derivatives: how the Taylor coefficients ``D^alpha r_x(a)/alpha!`` (Sec. III-B) are
-        computed: ``"exact"`` (jets, default) or ``"finite-difference"`` (central differences,
-        error ``O(fd_step^2)`` plus rounding ``~ eps / fd_step^|alpha|``; the paper's
-        numerical derivatives, App. -G1).
-    fd_step: the finite-difference step ``h`` (default :data:`~causalbandits.estimators.
-        finite_differences.FD_STEP` = 1e-3; unused with exact derivatives).
+    options: the knobs (:attr:`Options`, default its defaults).
+    changes: knobs by name, applied on top of ``options`` (the registry's and the presets'
+        keyword options), e.g. ``SSEMUCBJO(problem, degree=2, bonus_scale=1e-3)``.
+
+    :attr:`options` holds the knobs used, ``upper_triangular`` resolved from the problem.
     """
 
     #: Alg. 2 multiplies the external UCB by ``sqrt(sqrt(t-1) / ln(t-1))``.
     joint: ClassVar[bool] = True
     #: How often the initial blocks are played (Alg. 3 plays them twice).
     initial_passes: ClassVar[int] = 1
+    #: The options class of the variant.
+    Options: ClassVar[type[SSEMOptions]] = SSEMOptions
 
-    def __init__(
-        self,
-        problem: object,
-        degree: int = 4,
-        dictionary: Sequence[str] | Dictionary = ("linear", "sin"),
-        lam: float = 1e-3,
-        target_density: float | None = None,
-        edge_threshold: float = 0.05,
-        debias: bool = True,
-        radius_rule: str = "main",
-        radius_scale: float = 1.0,
-        bonus_scale: float = 1.0,
-        bonus_form: str = "max",
-        internal_ucb: str = "per-addend",
-        signal_width: float | None = 1.0,
-        refit_every: int = 25,
-        residual_factor: float = 3.0,
-        upper_triangular: bool | None = None,
-        max_contraction: float | None = None,
-        derivatives: str = "exact",
-        fd_step: float = FD_STEP,
-    ) -> None:
+    def __init__(self, problem: object, options: SSEMOptions | None = None, **changes: Any) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         check_sizes(self.n_arms, self.super_arm_size)
-        self.degree = count("degree q", degree)
-        if internal_ucb not in INTERNAL_UCBS:
-            raise ValueError(f"internal_ucb must be one of {INTERNAL_UCBS}, got {internal_ucb!r}")
-        if bonus_form not in BONUS_FORMS:
-            raise ValueError(f"bonus_form must be one of {BONUS_FORMS}, got {bonus_form!r}")
-        check_fit_options(lam, target_density, edge_threshold)
-        self.dictionary = (
-            dictionary if isinstance(dictionary, Dictionary) else Dictionary.from_names(dictionary)
-        )
-        if upper_triangular is None:
-            upper_triangular = bool(getattr(problem, "upper_triangular", False))
-        self.upper_triangular = upper_triangular
-        self.fit_options = dict(
-            lam=lam, target_density=target_density, edge_threshold=edge_threshold, debias=debias
-        )
-        self.multipliers = radius_multipliers(self.degree, radius_rule)
-        self.radius_scale = positive("radius_scale", radius_scale)
-        self.bonus_scale = non_negative("bonus_scale", bonus_scale)
-        self.bonus_form, self.internal_ucb = bonus_form, internal_ucb
-        optional(positive, "signal_width", signal_width)
-        self.signal_width = signal_width
-        self.refit_every = count("refit_every", refit_every)
-        self.residual_factor = positive("residual_factor", residual_factor)
-        optional(in_range, "max_contraction", max_contraction, 0, 1, low_open=True, high_open=True)
-        self.max_contraction = max_contraction
-        check_derivatives(derivatives, fd_step)
-        self.derivatives, self.fd_step = derivatives, float(fd_step)
+        options = options_of(self.Options, options, changes)
+        if options.upper_triangular is None:
+            known = bool(getattr(problem, "upper_triangular", False))
+            options = replace(options, upper_triangular=known)
+        self.options = options
+        self.multipliers = radius_multipliers(options.degree, options.radius_rule)
         self.super_arms = all_super_arms(self.n_arms, self.super_arm_size)
-        self.monomials = MonomialTable(self.n_arms, self.degree)
+        self.monomials = MonomialTable(self.n_arms, options.degree)
         self.blocks = np.tile(
             initial_blocks(self.n_arms, self.super_arm_size), (self.initial_passes, 1)
         )
@@ -237,13 +286,13 @@ class SSEMUCBJO:
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         replicates = len(seeds)
         self.t = 0
-        self.sums = PowerSums(replicates, self.n_arms, self.degree)
+        self.sums = PowerSums(replicates, self.n_arms, self.options.degree)
         self.graph = DictionaryLasso(
             replicates,
             self.n_arms,
-            self.dictionary,
-            upper_triangular=self.upper_triangular,
-            **self.fit_options,
+            self.options.dictionary,
+            self.options.upper_triangular,
+            self.options.graph_fit,
         )
         self.centres = np.zeros((replicates, self.n_arms))
         self.groups = self._size_groups(replicates)
@@ -267,7 +316,7 @@ class SSEMUCBJO:
         groups = []
         for k in range(self.super_arm_size + 1):
             rows = np.flatnonzero(sizes == k)
-            exponents = monomials(k, self.degree).exponents
+            exponents = monomials(k, self.options.degree).exponents
             arms = members(self.super_arms[rows])
             groups.append(
                 SizeGroup(
@@ -296,20 +345,20 @@ class SSEMUCBJO:
         """The box of every arm's factor ``phi_hat^(p) + W^(p)``, ``p = 0..q``: ``(R, q + 1, N)``
         lower and upper ends (eqs. 6-7)."""
         moments = self.sums.central_moments(self.centres)
-        radius = self.radius_scale * confidence_radius(
+        radius = self.options.radius_scale * confidence_radius(
             self.t - 1, self.sums.counts, self.super_arm_size
         )
-        return moment_box(moments, radius, self.multipliers, self.signal_width)
+        return moment_box(moments, radius, self.multipliers, self.options.signal_width)
 
     def internal_upper_bounds(self) -> np.ndarray:
         """``I^max_t(x)`` of every super arm, ``(R, |X|)`` (Sec. III-B), over the boxes of
         :meth:`moment_boxes`."""
         low, high = self.moment_boxes()
         out = np.empty((len(self.centres), len(self.super_arms)))
-        if self.internal_ucb == "per-addend":
+        if self.options.internal_ucb == "per-addend":
             lows, highs = self.monomials.intervals(low, high)
         for group in self.groups:
-            if self.internal_ucb == "vertex":
+            if self.options.internal_ucb == "vertex":
                 out[:, group.rows] = self._vertex(group, low, high)
             else:
                 lo, hi = lows[:, group.addends], highs[:, group.addends]
@@ -335,7 +384,7 @@ class SSEMUCBJO:
                 self.sums.counts,
                 self.super_arm_size,
                 group.members,
-                form=self.bonus_form,
+                form=self.options.bonus_form,
                 joint=self.joint,
             )
         return out
@@ -343,7 +392,7 @@ class SSEMUCBJO:
     def scores(self) -> np.ndarray:
         """The selection scores of eq. 9 (Alg. 2), ``(R, |X|)``."""
         return selection_scores(
-            self.internal_upper_bounds(), self.external_bonus(), self.bonus_scale
+            self.internal_upper_bounds(), self.external_bonus(), self.options.bonus_scale
         )
 
     # ---------------------------------------------------------------- learning
@@ -357,11 +406,12 @@ class SSEMUCBJO:
         """Refit the graph of the replicates ``which``, re-centre and recompute their jets."""
         which = np.array(which, dtype=bool)  # not a view of ``stale``, which is cleared below
         weights = self.fit_graph(which)
-        if self.max_contraction is not None and not self.upper_triangular:
+        shrink = self.options.max_contraction
+        if shrink is not None and not self.options.upper_triangular:
             ranges = self._observed_ranges()[which]
             for row, (low, high) in enumerate(ranges):
                 weights[row], factor = contracted(
-                    weights[row], self.graph.dictionary, low, high, self.max_contraction
+                    weights[row], self.graph.dictionary, low, high, shrink
                 )
                 self.shrunk_refits[np.flatnonzero(which)[row]] += factor < 1
         self.fitted[which] = weights
@@ -385,7 +435,7 @@ class SSEMUCBJO:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The Taylor coefficients of the super arms ``arms`` for fitted ``weights`` about
         ``centres`` (:func:`~causalbandits.estimators.finite_differences.taylor_coefficients`:
-        jets or finite differences, :attr:`derivatives`), ``(count, A, M)``, and which
+        jets or finite differences, :attr:`options`' ``derivatives``), ``(count, A, M)``, and which
         replicates failed.
 
         A fitted SEM can blow up away from the data (e.g. collinear quadratic and tanh fits
@@ -397,18 +447,15 @@ class SSEMUCBJO:
         uniformly at random until the next refit."""
         expand = partial(
             taylor_coefficients,
-            dictionary=self.graph.dictionary,
+            expansion=self.options.expansion,
             members=arms,
-            degree=self.degree,
-            upper_triangular=self.upper_triangular,
-            derivatives=self.derivatives,
-            step=self.fd_step,
+            degree=self.options.degree,
         )
         with np.errstate(over="ignore", invalid="ignore"):
             try:
                 return expand(weights, centres=centres), np.zeros(len(weights), dtype=bool)
             except ConvergenceError:
-                size = monomials(arms.shape[1], self.degree).size
+                size = monomials(arms.shape[1], self.options.degree).size
                 out = np.empty((len(weights), len(arms), size))
                 failed = np.zeros(len(weights), dtype=bool)
                 for r in range(len(weights)):
@@ -427,10 +474,12 @@ class SSEMUCBJO:
             residual = self.graph.residual(z, y)  # out of sample: before the round is added
             count = np.maximum(self.residual_count, 1)
             settled = self.residual_count >= MIN_RESIDUALS
-            surprise = settled & (residual > self.residual_factor * self.residual_sum / count)
+            surprise = settled & (
+                residual > self.options.residual_factor * self.residual_sum / count
+            )
             self.residual_sum += residual
             self.residual_count += 1
-            due = self.t + 1 - self.last_fit >= self.refit_every
+            due = self.t + 1 - self.last_fit >= self.options.refit_every
             self.stale |= surprise | due
         self.graph.add(z, y)
 

@@ -27,12 +27,14 @@ the internal and external UCBs) is inherited. Decisions where the paper is silen
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from causalbandits.estimators.column_assembly import assemble_columns
 from causalbandits.estimators.dictionary_lasso import DictionaryLasso, features
-from causalbandits.policies.ssem_ucb import SSEMUCBJO
+from causalbandits.policies.ssem_ucb import SSEMUCBJO, SSEMOptions
 from causalbandits.validation import count
 
 
@@ -52,25 +54,40 @@ class PerArmLasso(DictionaryLasso):
         self.counts[rows] += 1
 
 
-class SSEMUCB(SSEMUCBJO):
-    """SSEM-UCB (Alg. 1) on ``R`` replicates: the options of :class:`SSEMUCBJO`, plus
+@dataclass(frozen=True, kw_only=True)
+class AssemblyOptions(SSEMOptions):
+    """The knobs of SSEM-UCB (Alg. 1): those of :class:`~causalbandits.policies.ssem_ucb.
+    SSEMOptions`, plus the projection of eq. 5."""
 
-    grid_size: points of the least-squares projection of each assembled entry (eq. 5).
+    #: Points of the least-squares projection of each assembled entry (eq. 5), at least the
+    #: dictionary's size.
+    grid_size: int = 64
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        size = count("grid_size", self.grid_size, minimum=self.dictionary.size)
+        object.__setattr__(self, "grid_size", size)
+
+
+class SSEMUCB(SSEMUCBJO):
+    """SSEM-UCB (Alg. 1) on ``R`` replicates, with :class:`AssemblyOptions`.
 
     The graph must be a DAG in the paper's order: ``upper_triangular`` (or the problem's
     ``upper_triangular``) must be true.
     """
 
     joint = False
+    Options = AssemblyOptions
 
-    def __init__(self, problem: object, grid_size: int = 64, **options: object) -> None:
-        super().__init__(problem, **options)
-        if not self.upper_triangular:
+    def __init__(
+        self, problem: object, options: AssemblyOptions | None = None, **changes: Any
+    ) -> None:
+        super().__init__(problem, options, **changes)
+        if not self.options.upper_triangular:
             raise ValueError(
                 "SSEM-UCB (Alg. 1) assembles an upper-triangular F_hat by eq. 5 and needs the "
                 "paper's DAG order: pass upper_triangular=True (or use SSEM-UCB-JO, Alg. 2)"
             )
-        self.grid_size = count("grid_size", grid_size, minimum=self.dictionary.size)
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         super().reset(seeds)
@@ -79,9 +96,9 @@ class SSEMUCB(SSEMUCBJO):
         self.per_arm = PerArmLasso(
             replicates * self.n_arms,
             self.n_arms,
-            self.dictionary,
-            upper_triangular=True,
-            **self.fit_options,
+            self.options.dictionary,
+            True,
+            self.options.graph_fit,
         )
         #: The observed range of every node's ``y`` (0 included: ``F`` is zero-true).
         self.y_low = np.zeros((replicates, self.n_arms))
@@ -90,7 +107,7 @@ class SSEMUCB(SSEMUCBJO):
     def fit_graph(self, which: np.ndarray) -> np.ndarray:
         """``F_hat`` of the replicates ``which`` by Alg. 1, lines 6-9: the per-arm fits, then
         eq. 5, weights ``(count, N, N, K)``."""
-        n, k = self.n_arms, self.dictionary.size
+        n, k = self.n_arms, self.options.dictionary.size
         flat = np.repeat(which, n)
         per_arm = self.per_arm.fit(flat)[flat].reshape(-1, n, n, n, k)
         rows = np.flatnonzero(which)
@@ -98,11 +115,10 @@ class SSEMUCB(SSEMUCBJO):
             [
                 assemble_columns(
                     per_arm[c],
-                    self.dictionary,
-                    self.y_low[r],
-                    self.y_high[r],
-                    self.grid_size,
-                    self.fit_options["edge_threshold"],
+                    self.options.dictionary,
+                    (self.y_low[r], self.y_high[r]),
+                    self.options.grid_size,
+                    self.options.edge_threshold,
                 )
                 for c, r in enumerate(rows)
             ]

@@ -59,12 +59,13 @@ Decisions (the paper is silent or ambiguous):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import prod
 
 import numpy as np
 
 from causalbandits.estimators.taylor_moments import confidence_radius
-from causalbandits.policies.ssem_ucb import SSEMUCBJO, selection_scores
+from causalbandits.policies.ssem_ucb import SSEMUCBJO, SSEMOptions, selection_scores
 
 BONUS_WEIGHTS = ("span", "none")
 
@@ -125,27 +126,35 @@ def gaussian_moment_box(
     return np.moveaxis(low, -1, 1), np.moveaxis(high, -1, 1)
 
 
-class SSEMUCBNorm(SSEMUCBJO):
-    """SSEM-UCB-Norm (Alg. 3) on ``R`` replicates: the options of :class:`SSEMUCBJO`
-    (``internal_ucb`` must be ``"per-addend"``; ``radius_rule`` is unused), plus
+@dataclass(frozen=True, kw_only=True)
+class NormOptions(SSEMOptions):
+    """The knobs of SSEM-UCB-Norm (Alg. 3): those of :class:`~causalbandits.policies.ssem_ucb.
+    SSEMOptions` (``internal_ucb`` must be ``"per-addend"``; ``radius_rule`` is unused), plus
+    the weight of ``E_t``."""
 
-    bonus_weight: ``"span"`` (``Delta^I E_t``, eq. 9; default) or ``"none"`` (``E_t`` as
-        printed in Alg. 3), both times ``bonus_scale``.
-    """
+    #: ``"span"`` (``Delta^I E_t``, as eq. 9; default) or ``"none"`` (``E_t`` as printed in
+    #: Alg. 3), both times ``bonus_scale``.
+    bonus_weight: str = "span"
 
-    joint = False
-    initial_passes = 2
-
-    def __init__(self, problem: object, bonus_weight: str = "span", **options: object) -> None:
-        super().__init__(problem, **options)
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if self.internal_ucb != "per-addend":
             raise ValueError(
                 "SSEM-UCB-Norm bounds each Taylor addend over the mean and variance boxes: "
                 f"internal_ucb must be 'per-addend', got {self.internal_ucb!r}"
             )
-        if bonus_weight not in BONUS_WEIGHTS:
-            raise ValueError(f"bonus_weight must be one of {BONUS_WEIGHTS}, got {bonus_weight!r}")
-        self.bonus_weight = bonus_weight
+        if self.bonus_weight not in BONUS_WEIGHTS:
+            raise ValueError(
+                f"bonus_weight must be one of {BONUS_WEIGHTS}, got {self.bonus_weight!r}"
+            )
+
+
+class SSEMUCBNorm(SSEMUCBJO):
+    """SSEM-UCB-Norm (Alg. 3) on ``R`` replicates, with :class:`NormOptions`."""
+
+    joint = False
+    initial_passes = 2
+    Options = NormOptions
 
     def variance_boxes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The boxes of the mean shift ``d = beta_hat + C - a`` and of the unbiased variance
@@ -155,15 +164,19 @@ class SSEMUCBNorm(SSEMUCBJO):
         played = np.maximum(counts, 1)
         means = self.sums.sums[:, 1] / played
         shift = means - self.centres
-        biased = self.sums.sums[:, 2] / played - means**2 if self.degree >= 2 else 0.0 * shift
+        biased = (
+            self.sums.sums[:, 2] / played - means**2 if self.options.degree >= 2 else 0.0 * shift
+        )
         bessel = counts / np.maximum(counts - 1, 1)
-        radius = self.radius_scale * confidence_radius(self.t - 1, counts, self.super_arm_size)
+        radius = self.options.radius_scale * confidence_radius(
+            self.t - 1, counts, self.super_arm_size
+        )
         variance = bessel * np.maximum(biased, 0.0)
         spread = np.sqrt(bessel) * radius
         shift_low, shift_high = shift - radius, shift + radius
         variance_low, variance_high = np.maximum(variance - spread, 0.0), variance + spread
-        if self.signal_width is not None:
-            width = float(self.signal_width)
+        if self.options.signal_width is not None:
+            width = float(self.options.signal_width)
             shift_low = np.clip(shift_low, -width, width)
             shift_high = np.clip(shift_high, -width, width)
             variance_low = np.minimum(variance_low, width**2 / 4)
@@ -173,14 +186,14 @@ class SSEMUCBNorm(SSEMUCBJO):
     def moment_boxes(self) -> tuple[np.ndarray, np.ndarray]:
         """Alg. 3's factors: the ranges of the Gaussian raw moments ``M_p(d, V)`` over the mean
         shift and variance boxes (see the module docstring), ``(R, q + 1, N)`` each."""
-        return gaussian_moment_box(*self.variance_boxes(), self.degree)
+        return gaussian_moment_box(*self.variance_boxes(), self.options.degree)
 
     def scores(self) -> np.ndarray:
         """Alg. 3's selection scores, ``(R, |X|)``: ``I^max + w_E E_t`` with ``w_E`` the span
-        ``Delta^I`` or 1 (:attr:`bonus_weight`), times ``bonus_scale``."""
+        ``Delta^I`` or 1 (``bonus_weight``), times ``bonus_scale``."""
         return selection_scores(
             self.internal_upper_bounds(),
             self.external_bonus(),
-            self.bonus_scale,
-            span_weighted=self.bonus_weight == "span",
+            self.options.bonus_scale,
+            span_weighted=self.options.bonus_weight == "span",
         )

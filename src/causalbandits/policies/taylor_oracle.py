@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from causalbandits.envs.super_arms import members
+from causalbandits.estimators.expansion import Expansion
 from causalbandits.estimators.jets import monomials, reward_jets
 from causalbandits.validation import count
 
@@ -24,23 +25,25 @@ MOMENT_SAMPLES = 50_000
 
 def taylor_moment_payoffs(
     weights: np.ndarray,
-    dictionary: Any,
-    centres: np.ndarray,
-    moments: np.ndarray,
+    expansion: Expansion,
+    signals: np.ndarray,
     super_arms: np.ndarray,
     degree: int,
-    upper_triangular: bool = True,
 ) -> np.ndarray:
     """``sum_{|alpha| <= q} D^alpha r_x(a)/alpha! prod_j phi^(alpha_j)[j]`` of every super arm,
-    ``(R, |X|)``, for weights ``(R, N, N, K)``, centres ``(R, N)`` and central moments
-    ``(R, q + 1, N)`` about them."""
+    ``(R, |X|)``, for weights ``(R, N, N, K)`` (on ``expansion.dictionary``, exact jets), with
+    ``a`` the mean of ``signals`` ``(R, S, N)`` and ``phi^(p)`` their central moments about
+    it."""
+    centres = signals.mean(axis=1)
+    deviations = signals - centres[:, None]
+    moments = np.stack([(deviations**p).mean(axis=1) for p in range(degree + 1)], axis=1)
     out = np.empty((len(weights), len(super_arms)))
     sizes = super_arms.sum(axis=1)
     for k in np.unique(sizes):
         rows = np.flatnonzero(sizes == k)
         arms = members(super_arms[rows])
         exponents = monomials(int(k), degree).exponents
-        coefficients = reward_jets(weights, dictionary, centres, arms, degree, upper_triangular)
+        coefficients = reward_jets(weights, expansion, centres, arms, degree)
         factors = np.ones((len(weights), len(rows), len(exponents)))
         for v in range(int(k)):
             factors *= moments[:, exponents[None, :, v], arms[:, v, None]]
@@ -60,18 +63,10 @@ class TaylorOracle:
         """The oracle of a :class:`~causalbandits.envs.separable_semibandit.
         SeparableSemiBandit`: moments of :data:`MOMENT_SAMPLES` signals per replicate."""
         degree = count("degree q", degree)
+        expansion = Expansion(dictionary=env.sem.dictionary, upper_triangular=env.sem.upper)
         signals = env.signal_samples(MOMENT_SAMPLES)
-        centres = signals.mean(axis=1)
-        deviations = signals - centres[:, None]
-        moments = np.stack([(deviations**p).mean(axis=1) for p in range(degree + 1)], axis=1)
         payoffs = taylor_moment_payoffs(
-            env.sem.weights,
-            env.sem.dictionary,
-            centres,
-            moments,
-            env.super_arms,
-            int(degree),
-            env.sem.upper,
+            env.sem.weights, expansion, signals, env.super_arms, int(degree)
         )
         return cls(env.problem, env.super_arms[payoffs.argmax(axis=1)])
 

@@ -88,16 +88,16 @@ def block_shares(df: pd.DataFrame) -> pd.DataFrame:
 class CSLUCBExperiment(SpecExperiment):
     """E3 or E4: spec, plots and report."""
 
-    label: str = ""
+    part: str = ""
 
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
-        title = f"CSL-UCB paper, {self.label} ({df['replicate'].nunique()} systems)"
+        title = f"CSL-UCB paper, {self.part} ({df['replicate'].nunique()} systems)"
         changes = self.spec.env_params.get("change_points", ())
         path = Path(out_dir) / "regret_curves.png"
         return [plot_regret_curves(df, path, title=title, change_points=changes)]
 
     def report(self, df: pd.DataFrame) -> str:
-        return build_report(self.label, df)
+        return build_report(self.part, df)
 
 
 def _spec(name: str, quick: bool, horizon: int, algorithms, env_params: dict) -> ExperimentSpec:

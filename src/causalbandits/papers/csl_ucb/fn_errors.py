@@ -36,14 +36,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from causalbandits.envs.csl_ucb import csl_system
 from causalbandits.envs.linear_bandit import LinearSEMBandit
 from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
-from causalbandits.experiments.plots import save_figure
+from causalbandits.experiments.plots import panel_figure, save_figure
 from causalbandits.experiments.recorders import Recorder, Trace
-from causalbandits.experiments.report import Claim, claims_table, markdown_table
+from causalbandits.experiments.report import Claim, claims_table, markdown_document, markdown_table
 from causalbandits.papers.csl_ucb.bandits import E3_SEED, QUICK_SYSTEMS
 from causalbandits.policies.csl_ucb import CSLUCB
 from causalbandits.random import Stream, policy_stream
@@ -124,8 +123,7 @@ class FNImpactExperiment(BanditGrid):
 
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         """Fig. 6: mean normalised reward error vs t, with and without FN errors."""
-        figure = Figure(figsize=(6, 4), layout="constrained")
-        ax = figure.subplots()
+        figure, (ax,) = panel_figure(1, 1, (6, 4))
         for fn, label in ((False, "no FN error"), (True, "FN error (>= 1 missed edge)")):
             stats = df[df["fn_any"] == fn].groupby("t")["reward_error"].agg(["mean", "sem"])
             half = 1.96 * stats["sem"].fillna(0)
@@ -187,7 +185,6 @@ def heaviest_replicate(df: pd.DataFrame) -> tuple[int, float]:
 def build_report(df: pd.DataFrame) -> str:
     """Our E2 numbers beside the paper's (Sec. VI-B)."""
     gap = error_gap(df)
-    no_fn, with_fn = thirds_trend(df, False), thirds_trend(df, True)
     claims = [
         Claim.check(
             f"error {PAPER_GAP:.1%} lower without FN errors",
@@ -195,62 +192,44 @@ def build_report(df: pd.DataFrame) -> str:
             bool(abs(gap - PAPER_GAP) <= GAP_TOLERANCE),
             paper=f"{PAPER_GAP:.1%} lower",
             test=f"within {100 * GAP_TOLERANCE:g} percentage points of the paper's",
-        ),
-        Claim.check(
-            "without FN errors the error decreases over time",
-            f"{no_fn[0]:.3f} -> {no_fn[1]:.3f}",
-            bool(no_fn[1] < no_fn[0]),
-        ),
-        Claim.check(
-            "with FN errors it does not decrease as much",
-            f"{with_fn[0]:.3f} -> {with_fn[1]:.3f}",
-            bool(with_fn[1] / with_fn[0] > no_fn[1] / no_fn[0]),
-        ),
-    ]
-    medians = thirds_trend(df, False, "median"), thirds_trend(df, True, "median")
-    claims += [
-        Claim.check(
-            "(our robustness check, medians) without FN errors the error decreases",
-            f"{medians[0][0]:.3f} -> {medians[0][1]:.3f}",
-            bool(medians[0][1] < medians[0][0]),
-        ),
-        Claim.check(
-            "(our robustness check, medians) with FN errors it does not decrease as much",
-            f"{medians[1][0]:.3f} -> {medians[1][1]:.3f}",
-            bool(medians[1][1] / medians[1][0] > medians[0][1] / medians[0][0]),
-        ),
-    ]
-    replicate, share = heaviest_replicate(df)
-    trends = [
-        [group, f"{first:.3f}", f"{last:.3f}", f"{m_first:.3f}", f"{m_last:.3f}"]
-        for group, (first, last), (m_first, m_last) in (
-            ("no FN error", no_fn, medians[0]),
-            ("FN error", with_fn, medians[1]),
         )
     ]
-    lines = [
+    trends = {  # statistic -> (no FN error, FN error) -> (first third, last third)
+        statistic: (thirds_trend(df, False, statistic), thirds_trend(df, True, statistic))
+        for statistic in ("mean", "median")
+    }
+    for statistic, prefix, over_time in (
+        ("mean", "", " over time"),
+        ("median", "(our robustness check, medians) ", ""),
+    ):
+        (first, last), (fn_first, fn_last) = trends[statistic]
+        claims += [
+            Claim.check(
+                f"{prefix}without FN errors the error decreases{over_time}",
+                f"{first:.3f} -> {last:.3f}",
+                bool(last < first),
+            ),
+            Claim.check(
+                f"{prefix}with FN errors it does not decrease as much",
+                f"{fn_first:.3f} -> {fn_last:.3f}",
+                bool(fn_last / fn_first > last / first),
+            ),
+        ]
+    rows = [
+        [group, *(f"{v:.3f}" for statistic in trends for v in trends[statistic][fn])]
+        for fn, group in ((False, "no FN error"), (True, "FN error"))
+    ]
+    header = ["group", "mean error, first third of t", "mean, last third"]
+    replicate, share = heaviest_replicate(df)
+    return markdown_document(
         "# CSL-UCB paper, E2: effect of FN errors on reward estimation",
-        "",
         f"{df['replicate'].nunique()} systems, {len(df)} decision rounds; "
         f"{df['fn_any'].mean():.1%} of them with at least one FN error in the learned graphs.",
-        "",
-        markdown_table(
-            [
-                "group",
-                "mean error, first third of t",
-                "mean, last third",
-                "median, first third",
-                "median, last third",
-            ],
-            trends,
-        ),
-        "",
+        markdown_table([*header, "median, first third", "median, last third"], rows),
         f"Replicate {replicate} carries {share:.0%} of the summed error of the rounds without "
         "FN errors in the last third (the normalised error divides by |mu_a|).",
-        "",
         claims_table(claims),
-    ]
-    return "\n".join(lines) + "\n"
+    )
 
 
 def e2(quick: bool = False) -> FNImpactExperiment:

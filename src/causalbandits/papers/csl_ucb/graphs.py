@@ -54,14 +54,13 @@ Every sample size and method of a replicate sees the same system, and the sample
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from causalbandits.envs.random_systems import random_soft_intervention_sem
 from causalbandits.estimators.csl import learn_graph, learn_subgraphs
@@ -69,8 +68,16 @@ from causalbandits.estimators.structure_learning import dagma_linear_batch, gole
 from causalbandits.estimators.subgraph import SubgraphData
 from causalbandits.experiments.evidence import PairedComparison
 from causalbandits.experiments.grid import TaskGrid
-from causalbandits.experiments.plots import save_figure
-from causalbandits.experiments.report import Claim, claims_table, markdown_table
+from causalbandits.experiments.metrics import summarise
+from causalbandits.experiments.plots import panel_figure, save_figure
+from causalbandits.experiments.report import (
+    Claim,
+    claims_table,
+    in_order,
+    markdown_document,
+    markdown_table,
+    section,
+)
 from causalbandits.random import Stream, derive, stable_hash
 from causalbandits.scm.linear import LinearSEM
 
@@ -325,8 +332,7 @@ def score(b_true: np.ndarray, b_hat: np.ndarray) -> tuple:
 
 
 def _method_order(df: pd.DataFrame) -> list[str]:
-    present = set(df["method"])
-    return [m for m in ALL_METHODS if m in present]
+    return in_order(ALL_METHODS, df["method"])
 
 
 def fn_rate_per_system(df: pd.DataFrame) -> pd.DataFrame:
@@ -342,13 +348,7 @@ def summarise_graphs(df: pd.DataFrame, by: Sequence[str] = ("n_nodes", "samples"
     """Per group: replicates, and mean and standard error of each metric (``fn_any`` mean =
     rate)."""
     frame = df.assign(fn_any=df["fn_any"].astype(float))
-    grouped = frame.groupby(list(by), sort=True)
-    out = grouped.size().rename("replicates").to_frame()
-    for metric in LABELS:
-        stats = grouped[metric].agg(["mean", "std"])
-        out[f"{metric}_mean"] = stats["mean"]
-        out[f"{metric}_se"] = stats["std"] / np.sqrt(out["replicates"])
-    return out.reset_index()
+    return summarise(frame, list(by), metrics=list(LABELS))
 
 
 def plot_metric_vs_nodes(
@@ -358,8 +358,7 @@ def plot_metric_vs_nodes(
     panel per sample size ``T``."""
     summary = summarise_graphs(df)
     sizes = sorted(summary["samples"].unique())
-    figure = Figure(figsize=(4.4 * len(sizes), 3.6), layout="constrained")
-    axes = figure.subplots(1, len(sizes), squeeze=False, sharey=True).ravel()
+    figure, axes = panel_figure(1, len(sizes), (4.4, 3.6), sharey=True)
     for ax, samples in zip(axes, sizes, strict=True):
         rows = summary[summary["samples"] == samples]
         for method in _method_order(df):
@@ -398,79 +397,42 @@ def build_report(df: pd.DataFrame, dagma_options: dict[str, Any] | None = None) 
     if dagma_options:
         dagma += " except " + ", ".join(f"{k} = {v}" for k, v in sorted(dagma_options.items()))
     methods = _method_order(df)
+    rank = {m: i for i, m in enumerate(methods)}
     cells = summarise_graphs(df).sort_values(
-        ["n_nodes", "samples", "method"], key=_sort_key(methods)
+        ["n_nodes", "samples", "method"], key=lambda c: c.map(rank) if c.name == "method" else c
     )
     overall = summarise_graphs(df, by=("method",)).set_index("method")
     regimes = sorted(set(df["regime"]))
     per_cell = [
-        [
-            row.n_nodes,
-            row.samples,
-            row.method,
-            f"{row.fn_any_mean:.1%}",
-            f"{row.precision_mean:.3f}",
-            f"{row.recall_mean:.3f}",
-            f"{row.nshd_mean:.4f}",
-        ]
+        [row.n_nodes, row.samples, row.method, f"{row.fn_any_mean:.1%}"]
+        + [f"{row.precision_mean:.3f}", f"{row.recall_mean:.3f}", f"{row.nshd_mean:.4f}"]
         for row in cells.itertuples()
     ]
-    averages = []
-    for method in methods:
-        row = overall.loc[method]
-        fn_paper = "lowest" if method == "CSL" else _pct(CLAIMS["fn_rate"].get(method))
-        averages.append(
-            [
-                method,
-                f"{row['fn_any_mean']:.1%} ({fn_paper})",
-                f"{row['precision_mean']:.1%} ({_pct(CLAIMS['precision'].get(method))})",
-                f"{row['recall_mean']:.1%} ({_pct(CLAIMS['recall'].get(method))})",
-                f"{row['nshd_mean']:.4f}",
-            ]
-        )
-    lines = [
+    averages = [
+        [
+            method,
+            f"{row['fn_any_mean']:.1%} "
+            f"({'lowest' if method == 'CSL' else _pct(CLAIMS['fn_rate'].get(method))})",
+            f"{row['precision_mean']:.1%} ({_pct(CLAIMS['precision'].get(method))})",
+            f"{row['recall_mean']:.1%} ({_pct(CLAIMS['recall'].get(method))})",
+            f"{row['nshd_mean']:.4f}",
+        ]
+        for method, row in overall.loc[methods].iterrows()
+    ]
+    averages_header = ["method", "graph-FN rate (paper)", "precision (paper)", "recall (paper)"]
+    return markdown_document(
         "# CSL-UCB paper, E1 (graph identification, Figs. 2-5): our results beside the paper's",
-        "",
         f"{df['replicate'].nunique()} replicates (random systems) per (N, T); "
         f"N in {{{', '.join(map(str, sorted(df['n_nodes'].unique())))}}}, "
         f"T in {{{', '.join(map(str, sorted(df['samples'].unique())))}}}; the authors' "
         "generator (decisions: csl-ucb A1), noise N(1, 1); estimating B (mode 0). "
         "CSL: w = 1, k = 5; CSL-nw: "
         f"w = 0; GOLEM-EV: lambda1 = 0.02, lambda2 = 5, threshold 0.3; DAGMA: {dagma}.",
-        "",
         REGIME_TEXT[regimes[0]] if len(regimes) == 1 else f"Data regimes: {regimes}.",
-        "",
-        "## Per (N, T)",
-        "",
-        markdown_table(["N", "T", "method", *LABELS.values()], per_cell),
-        "",
-        "## Averages over all (N, T)",
-        "",
-        markdown_table(
-            [
-                "method",
-                "graph-FN rate (paper)",
-                "precision (paper)",
-                "recall (paper)",
-                "NSHD",
-            ],
-            averages,
-        ),
-        "",
-        "## The paper's claims",
-        "",
-        claims_table(claim_checks(df)),
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _sort_key(methods: list[str]) -> Callable[[pd.Series], pd.Series]:
-    order = {m: i for i, m in enumerate(methods)}
-
-    def key(column: pd.Series) -> pd.Series:
-        return column.map(order) if column.name == "method" else column
-
-    return key
+        section("Per (N, T)", markdown_table(["N", "T", "method", *LABELS.values()], per_cell)),
+        section("Averages over all (N, T)", markdown_table([*averages_header, "NSHD"], averages)),
+        section("The paper's claims", claims_table(claim_checks(df))),
+    )
 
 
 def claim_checks(df: pd.DataFrame) -> list[Claim]:
@@ -509,18 +471,22 @@ def claim_checks(df: pd.DataFrame) -> list[Claim]:
         versus = PairedComparison.of(
             per_system["CSL"] - MAX_FN_RATIO * per_system[other], direction=-1
         )
-        ours = (
-            f"{direction} (CSL {csl:.1%}, {other} {base:.1%}); CSL - {other} / 3: "
-            f"{versus.describe()}"
+        checks.append(
+            Claim.compare(
+                text,
+                versus,
+                paper=f"{paper:.1%} lower",
+                ours=f"{direction} (CSL {csl:.1%}, {other} {base:.1%}); CSL - {other} / 3: "
+                f"{versus.describe()}",
+                test_prefix="per system, its rate over the sample sizes; ",
+            )
         )
-        test = f"per system, its rate over the sample sizes; {versus.test()}"
-        checks.append(Claim(text, ours, versus.verdict, f"{paper:.1%} lower", test, versus.label))
     nodes = sorted(df["n_nodes"].unique())
     if len(nodes) < 2:
         return checks
     by_n = summarise_graphs(df, by=("method", "n_nodes")).set_index(["method", "n_nodes"])
     small, large = nodes[0], nodes[-1]
-    for method in [m for m in ("CSL", "GOLEM", "DAGMA") if m in present]:
+    for method in in_order(("CSL", "GOLEM", "DAGMA"), present):
         low = float(by_n.loc[(method, small), "recall_mean"])
         high = float(by_n.loc[(method, large), "recall_mean"])
         ours = f"N = {small}: {low:.3f}, N = {large}: {high:.3f}"

@@ -4,39 +4,25 @@ comparisons (Figs 3, 9, 10) and the EXCBO-only noise studies (Figs 12, 14).
 
 These experiments need PyTorch and BoTorch (the ``gp`` extra). The catalogue lists them on
 every install; their modules are imported when one is built, and without the extra building
-one fails with :class:`MissingExtraError`, which names the install command.
+one fails with :class:`~causalbandits.experiments.extras.MissingExtraError`, which names
+the install command.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Callable
 from typing import Any
+
+from causalbandits.experiments.extras import needs_extra
 
 #: The packages of the ``gp`` extra.
 GP_PACKAGES = ("torch", "botorch", "gpytorch", "sklearn")
 
 
-class MissingExtraError(ValueError):
-    """An experiment needs an optional extra that is not installed."""
-
-
 def needs_gp(module: str, function: str, *args: Any) -> Callable[[bool], Any]:
-    """The preset ``causalbandits.papers.excbo.<module>.<function>(*args, quick)``, imported
-    when called, after checking that the ``gp`` extra is installed."""
-
-    def preset(quick: bool = False) -> Any:
-        missing = [name for name in GP_PACKAGES if importlib.util.find_spec(name) is None]
-        if missing:
-            raise MissingExtraError(
-                f"this experiment needs {', '.join(missing)}: "
-                "pip install -e '.[gp]' (or 'causalbandits[gp]')"
-            )
-        factory = getattr(importlib.import_module(f"{__name__}.{module}"), function)
-        return factory(*args, quick)
-
-    return preset
+    """The preset ``causalbandits.papers.excbo.<module>.<function>(*args, quick)`` of the
+    ``gp`` extra (:func:`~causalbandits.experiments.extras.needs_extra`)."""
+    return needs_extra("gp", GP_PACKAGES, f"{__name__}.{module}:{function}", *args)
 
 
 EXPERIMENTS = {

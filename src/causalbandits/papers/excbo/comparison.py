@@ -471,16 +471,17 @@ def rosenbrock_claims(
             text = f"sigma = {sigma}: EICF nearly best in all rounds"
             claims.append(Claim.check(text, f"{share:.0%} of rounds", share >= 0.8))
         for variant in [m for m in MCBO_VARIANTS if m in experiment.methods]:
-            claims.append(window_claim(rows, sigma, "EXCBO", variant, 20, 40))
-            claims.append(window_claim(rows, sigma, variant, "UCB", 21, experiment.rounds))
+            claims.append(window_claim(rows, sigma, "EXCBO", variant, (20, 40)))
+            claims.append(window_claim(rows, sigma, variant, "UCB", (21, experiment.rounds)))
     return claims
 
 
 def window_claim(
-    rows: pd.DataFrame, sigma: float, first: str, second: str, start: int, stop: int
+    rows: pd.DataFrame, sigma: float, first: str, second: str, window: tuple[int, int]
 ) -> Claim:
-    """``first``'s mean ``E[y | a_t]`` above ``second``'s over rounds ``start..stop``: each
-    seed's mean over the window, paired over seeds."""
+    """``first``'s mean ``E[y | a_t]`` above ``second``'s over the rounds ``window = (start,
+    stop)``, both included: each seed's mean over the window, paired over seeds."""
+    start, stop = window
     text = f"sigma = {sigma}: {first} above {second} in rounds {start}-{stop}"
     per_seed = seed_means(rows[(rows["round"] >= start) & (rows["round"] <= stop)])
     if not {first, second} <= set(per_seed.columns):

@@ -27,7 +27,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 import torch
-from matplotlib.figure import Figure
 
 from causalbandits.estimators.exogenous import (
     BIC_COMPONENTS,
@@ -39,8 +38,15 @@ from causalbandits.estimators.exogenous import (
 )
 from causalbandits.estimators.independence import hsic_test
 from causalbandits.experiments.grid import TaskGrid
-from causalbandits.experiments.plots import save_figure
-from causalbandits.experiments.report import Claim, claims_table, markdown_table, mean_se, pm
+from causalbandits.experiments.plots import grouped_bars, panel_figure, save_figure
+from causalbandits.experiments.report import (
+    Claim,
+    claims_table,
+    markdown_document,
+    markdown_table,
+    mean_pm,
+    mean_se,
+)
 from causalbandits.random import Stream
 from causalbandits.scm.noise import MixtureNoise
 from causalbandits.validation import count
@@ -180,8 +186,7 @@ class RecoveryStudy(TaskGrid):
         if run) with its fitted GMM and the true ``U / sd(U)``; (b) ``|corr(û, U)|`` and
         (c) ``corr(û², Z²)`` per case and encoder at the largest n (mean ± 1.96 se)."""
         n = max(self.sizes)
-        figure = Figure(figsize=(15, 4), layout="constrained")
-        histogram, *panels = figure.subplots(1, 3)
+        figure, (histogram, *panels) = panel_figure(1, 3, (5, 4))
         if "anm" in self.cases:
             encoder = "loo" if "loo" in self.encoders else self.encoders[0]
             point = {"case": "anm", "n": n, "encoder_std": encoder}
@@ -204,21 +209,15 @@ class RecoveryStudy(TaskGrid):
             histogram.set(xlabel="û", ylabel="density", title=f"ANM, n = {n}, {encoder} encoder")
             histogram.legend()
         at_n = df[df["n"] == n]
-        width = 0.8 / len(self.encoders)
         for ax, column, label in zip(
             panels, ("abs_corr", "corr_sq"), ("|corr(û, U)|", "corr(û², Z²)"), strict=True
         ):
-            for j, encoder in enumerate(self.encoders):
+            bars = {}
+            for encoder in self.encoders:
                 rows = at_n[at_n["encoder_std"] == encoder]
-                stats = [mean_se(rows[rows["case"] == c][column]) for c in self.cases]
-                offset = (j - (len(self.encoders) - 1) / 2) * width
-                ax.bar(
-                    np.arange(len(self.cases)) + offset,
-                    [m for m, _ in stats],
-                    width,
-                    yerr=[1.96 * np.nan_to_num(s) for _, s in stats],
-                    label=encoder,
-                )
+                stats = (mean_se(rows[rows["case"] == c][column]) for c in self.cases)
+                bars[encoder] = tuple(zip(*stats, strict=True))  # (means, standard errors)
+            grouped_bars(ax, bars)
             ax.set_xticks(np.arange(len(self.cases)), list(self.cases))
             ax.set(ylabel=label, title=f"{label}, n = {n}")
         panels[0].axhline(CORR_THRESHOLD, color="grey", linestyle=":", label=f"{CORR_THRESHOLD}")
@@ -265,7 +264,7 @@ def summary_table(df: pd.DataFrame) -> str:
                 case,
                 size,
                 encoder,
-                *(pm(*mean_se(g[c]), 3) for c in ("abs_corr", "mean", "var", "corr_sq")),
+                *(mean_pm(g[c], 3) for c in ("abs_corr", "mean", "var", "corr_sq")),
                 f"{(g['hsic_p'] < ALPHA).mean():.0%}",
                 f"{(g['gmm_k'] == 2).mean():.0%}",
                 means,
@@ -349,18 +348,14 @@ def build_report(df: pd.DataFrame) -> str:
     replicates = int(df.groupby(["case", "n", "encoder_std"]).size().min())
     parameters = zip(NOISE.weights[0], NOISE.loc[0], NOISE.scale[0], strict=True)
     noise = " + ".join(f"{w:g} N({m:g}, {c:g}²)" for w, m, c in parameters)
-    lines = [
+    return markdown_document(
         "# EXCBO: exogenous-noise recovery in one node (Thms 4.1/A.1; decisions: excbo 19)",
-        "",
         f"Z ~ U(-{Z_RANGE:g}, {Z_RANGE:g}), U ~ {noise}; {replicates} data sets per row "
         f"(mean ± se). A claim holds if its check passes in at least {REQUIRED_SHARE:.0%} of "
         "the data sets for every encoder listed (ours: the share that passes).",
-        "",
         summary_table(df),
-        "",
         claims_table(claims),
-    ]
-    return "\n".join(lines) + "\n"
+    )
 
 
 def recovery(quick: bool = False) -> RecoveryStudy:

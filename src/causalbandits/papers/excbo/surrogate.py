@@ -22,7 +22,7 @@ from causalbandits.envs.bo_problems import dropwave_response
 from causalbandits.estimators.gp import DTYPE, node_gp
 from causalbandits.estimators.gp_network import MinMaxScaler
 from causalbandits.experiments.evidence import PairedComparison
-from causalbandits.experiments.report import Claim, pm
+from causalbandits.experiments.report import Claim, pm, standard_error
 
 if TYPE_CHECKING:
     from causalbandits.papers.excbo.comparison import BOComparison
@@ -54,16 +54,14 @@ def surrogate_claims(df: pd.DataFrame, late: pd.DataFrame, experiment: BOCompari
     near = (df["x0"] < NEAR_OPTIMUM).groupby([df["replicate"], df["round"] > 0]).mean()
     near = near.unstack()
     shrink = {}
-    for replicate in sorted(df["replicate"].unique()):
-        rows = df[df["replicate"] == replicate]
+    for replicate, rows in df.groupby("replicate"):
         queried = rows.loc[rows["round"] > 0, "x0"].to_numpy()
-        stds = []
-        for stop in (0, last):
-            seen = rows[rows["round"] <= stop]
-            stds.append(surrogate(seen["x0"].to_numpy(), seen["x1"].to_numpy(), queried)[1])
-        shrink[replicate] = stds[1].mean() / stds[0].mean()
+        fits = [rows[rows["round"] <= stop] for stop in (0, last)]  # the design; all rounds
+        design, final = (
+            surrogate(f["x0"].to_numpy(), f["x1"].to_numpy(), queried)[1] for f in fits
+        )
+        shrink[replicate] = final.mean() / design.mean()
     ratio = pd.Series(shrink)
-    spread = ratio.std(ddof=1) / np.sqrt(len(ratio)) if len(ratio) > 1 else float("nan")
     concentrate = PairedComparison.between(near[True], near[False])
     shrinks = PairedComparison.of(ratio - 1, direction=-1)
     return [
@@ -77,7 +75,7 @@ def surrogate_claims(df: pd.DataFrame, late: pd.DataFrame, experiment: BOCompari
             "the surrogate's std shrinks where the data are dense",
             shrinks,
             ours=f"mean std at the X of the BO rounds' queries, round {last} / round 0: "
-            f"{pm(ratio.mean(), spread, digits=2)} (the ratio - 1 tested)",
+            f"{pm(ratio.mean(), standard_error(ratio), digits=2)} (the ratio - 1 tested)",
         ),
     ]
 
@@ -95,14 +93,12 @@ def plot_surrogate(df: pd.DataFrame, path: Path, sigma: float) -> Path:
         axis.plot(GRID, mean, color="tab:blue", label="surrogate mean")
         axis.fill_between(GRID, mean - 2 * std, mean + 2 * std, color="tab:blue", alpha=0.2)
         axis.scatter(rows["x0"], rows["x1"], s=12, color="tab:red", label="observations")
-        axis.set_title(f"t = {stop}, |D| = {len(rows)}")
-        axis.set_xlabel("X")
+        axis.set(title=f"t = {stop}, |D| = {len(rows)}", xlabel="X")
     rng = np.random.default_rng(0)
     x = rng.uniform(GRID[0], GRID[-1], 400)
     axes[2].scatter(x, dropwave_response(x) + sigma * rng.standard_normal(400), s=6, color="grey")
     axes[2].plot(GRID, dropwave_response(GRID), color="black", label="phi(X)")
-    axes[2].set_title(f"Y = phi(X) + eps, sigma = {sigma:g}")
-    axes[2].set_xlabel("X")
+    axes[2].set(title=f"Y = phi(X) + eps, sigma = {sigma:g}", xlabel="X")
     axes[0].set_ylabel("Y")
     axes[0].legend(fontsize=8)
     figure.tight_layout()

@@ -5,11 +5,12 @@ D = 3 days, one change point at day 40 (cyclic shift by ``k``), NDC-SEM with
 ``gamma = 0.85``, ``xi = 0.1``
 (Table I) against SEM-UCB. Both learn the graph of eq. 9 with cycles allowed on the full
 ``(y_tau, b_tau)`` of the training days received (``tau <= t - 3``, step 8) and tune ``lam``
-online on the validation days received (step 7): :class:`~causalbandits.policies.
-ndc_sem_validated.ValidatedNDCSEM` and ``ValidatedSEMUCB``. Rewards are divided by the global
-max of ``y`` (step 9). Outputs per replicate: the regions chosen each day (Fig. 4), ``lam(t)`` and
-``eps(t)`` (Fig. 3's text), the final graph's predictions on the validation days (Fig. 3) and
-the estimated overall reward ``1^T (I - A_final)^{-1} diag(b_t) x_t`` of each day (Fig. 9).
+online on the validation days received (step 7): NDC-SEM and SEM-UCB with the option
+:class:`~causalbandits.policies.ndc_sem_validated.LambdaValidation`. Rewards are divided by
+the global max of ``y`` (step 9). Outputs per replicate: the regions chosen each day (Fig. 4),
+``lam(t)`` and ``eps(t)`` (Fig. 3's text), the final graph's predictions on the validation days
+(Fig. 3) and the estimated overall reward ``1^T (I - A_final)^{-1} diag(b_t) x_t`` of each day
+(Fig. 9).
 
 Tuned exploration (an added row; Table I's pair stays the primary one): the paper chose
 ``(gamma, xi)`` by a joint grid search (App. VII-D5, the 10 x 22 values below, verbatim) on its
@@ -56,7 +57,12 @@ import pandas as pd
 
 from causalbandits.data.italy_covid import ABBREVIATIONS, load_italy_covid, resolve_data_path
 from causalbandits.envs.delay import FeedbackDelay
-from causalbandits.envs.italy_covid import CovidInstance, ItalyCovidBandit, italy_covid_instance
+from causalbandits.envs.italy_covid import (
+    CovidInstance,
+    CovidPreprocessing,
+    ItalyCovidBandit,
+    italy_covid_instance,
+)
 from causalbandits.estimators.validated_lasso import (
     DECADE_GRID,
     check_lambda_grid,
@@ -75,12 +81,13 @@ from causalbandits.papers.ndc_sem.covid_report import (
     choose_exploration,
 )
 from causalbandits.policies import POLICIES as REGISTRY
+from causalbandits.policies.ndc_sem_validated import LambdaValidation
 from causalbandits.random import Stream, policy_stream
 from causalbandits.validation import count
 
 UNITS = ("max", "cases")
 #: The report's labels -> entries of the one registry (lam tuned online on validation days).
-POLICY_ENTRIES = {POLICIES[0]: "ndc-sem-validated", POLICIES[1]: "sem-ucb-validated"}
+POLICY_ENTRIES = {POLICIES[0]: "ndc-sem", POLICIES[1]: "sem-ucb"}
 QUICK_GRID: tuple[float, ...] = (1e-2, 1e-1, 1.0, 10.0, 100.0)
 #: App. VII-D5: the discount factors and exploration constants searched (verbatim: no 3e-2,
 #: no 3e-1).
@@ -262,13 +269,18 @@ class CovidExperiment(BanditGrid):
         return self.seeds(run.setting, self.copies(run), Stream.SAMPLE)
 
     def make_policy(self, run: BanditRun) -> Any:
-        """ValidatedNDCSEM with the pairs as replicates (one shared graph learner), or
-        ValidatedSEMUCB."""
-        options = {"lam_grid": run.context["lam_grid"], "lasso_max_sweeps": self.lasso_max_sweeps}
+        """NDC-SEM with the pairs as replicates (one shared graph learner), or SEM-UCB; both
+        tune ``lam`` online (:class:`~causalbandits.policies.ndc_sem_validated.
+        LambdaValidation`) on the full reward vectors (``graph_input="b"``)."""
         pairs = self.pairs(run)
+        validation = LambdaValidation(
+            lam_grid=run.context["lam_grid"],
+            lasso_max_sweeps=self.lasso_max_sweeps,
+            shared_graph=pairs is not None,
+        )
+        options: dict[str, Any] = {"validation": validation, "graph_input": "b"}
         if pairs is not None:
-            options |= {"gamma": pairs[0], "xi": pairs[1], "shared_graph": True}
-            options |= {"graph_input": "b"}
+            options |= {"gamma": pairs[0], "xi": pairs[1]}
         return REGISTRY.build(POLICY_ENTRIES[run.algorithm], run.env, **options)
 
     def policy_seeds(self, run: BanditRun) -> Any:
@@ -303,9 +315,8 @@ class CovidExperiment(BanditGrid):
     def instance(self, frame: pd.DataFrame, setting: int, replicate: int) -> CovidInstance:
         """Replicate ``replicate``'s pre-processed instance (its ``k`` and validation days)."""
         rng = self.generator(setting, replicate, Stream.INSTANCE)
-        return italy_covid_instance(
-            frame, rng=rng, change_point=self.change_point, shift=self.shift
-        )
+        preprocessing = CovidPreprocessing(change_point=self.change_point)
+        return italy_covid_instance(frame, rng, preprocessing, self.shift)
 
     def days(self, run: BanditRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The super arms ``(T, R, N)`` of a finished run, the final ``A_hat`` and the
@@ -345,13 +356,13 @@ class CovidExperiment(BanditGrid):
         b = env.instantaneous[:, 0]  # (T, N), scaled; the same sample for every policy
         empty = float(np.abs(y[held_out] - b[held_out]).mean()) / factor
         if run.algorithm != POLICIES[0]:
-            day = (POLICIES[1], None, None, actions[:, 0], rewards[:, 0], states, empty)
-            return _day_rows(instance, base, *day)
+            constants = base | {"policy": POLICIES[1], "gamma": None, "xi": None}
+            constants |= {"eps_empty": empty}
+            return _day_rows(instance, constants, actions[:, 0], rewards[:, 0], states)
         rows: list[dict[str, Any]] = []
         for r, (label, gamma, xi) in enumerate(run.context["variants"]):
-            rows += _day_rows(
-                instance, base, label, gamma, xi, actions[:, r], rewards[:, r], states, empty
-            )
+            constants = base | {"policy": label, "gamma": gamma, "xi": xi, "eps_empty": empty}
+            rows += _day_rows(instance, constants, actions[:, r], rewards[:, r], states)
         # the graph learner ignores the decisions: one copy of the final graph's predictions
         predicted = predict_overall(final, b[held_out])[0]
         return rows + [
@@ -374,22 +385,19 @@ class CovidExperiment(BanditGrid):
 
 def _day_rows(
     instance: CovidInstance,
-    base: dict[str, Any],
-    label: str,
-    gamma: float | None,
-    xi: float | None,
+    constants: dict[str, Any],
     actions: np.ndarray,
     rewards: np.ndarray,
     states: list[dict[str, Any]],
-    empty: float,
 ) -> list[dict[str, Any]]:
-    """One ``record == "day"`` row per day of one policy: its choice, constants, reward and
-    the graph learner's state after the day (``states``)."""
+    """One ``record == "day"`` row per day of one policy: the row's ``constants`` (the run's,
+    the policy's label, ``gamma`` and ``xi``), its choice, reward and the graph learner's
+    state after the day (``states``)."""
     return [
-        {**base, "record": "day", "policy": label, "day": t + 1, "date": str(instance.dates[t])}
+        {**constants, "record": "day", "day": t + 1, "date": str(instance.dates[t])}
         | {"validation": bool(instance.validation[t]), "n_selected": int(x.sum())}
         | {"selected": ";".join(ABBREVIATIONS[i] for i in np.flatnonzero(x))}
-        | {"gamma": gamma, "xi": xi, **state, "eps_empty": empty, "reward": float(reward)}
+        | {**state, "reward": float(reward)}
         for t, (x, reward, state) in enumerate(zip(actions, rewards, states, strict=True))
     ]
 

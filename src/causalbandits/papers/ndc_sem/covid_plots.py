@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from causalbandits.data.italy_covid import ABBREVIATIONS, REGIONS
-from causalbandits.experiments.plots import save_figure
+from causalbandits.experiments.plots import panel_figure, plot_choices, save_figure
 from causalbandits.experiments.report import standard_error
 from causalbandits.papers.ndc_sem.covid_report import (
     COLORS,
@@ -34,18 +33,10 @@ def plot_regions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) 
     unit, featured = primary_unit(df), experiment.featured_replicate
     days = day_rows(df, unit)
     policies = policies_present(df)
-    figure = Figure(figsize=(12, 3.75 * len(policies)), layout="constrained")
-    axes = figure.subplots(len(policies), 1, sharex=True)
+    figure, axes = panel_figure(len(policies), 1, (12, 3.75), sharex=True)
     for ax, policy in zip(axes, policies, strict=True):
         rows = days[(days["policy"] == policy) & (days["replicate"] == featured)].sort_values("day")
-        chosen = selection_matrix(rows["selected"].tolist())
-        ax.imshow(
-            chosen.T,
-            aspect="auto",
-            cmap="Greys",
-            interpolation="nearest",
-            extent=(0.5, len(rows) + 0.5, len(REGIONS) - 0.5, -0.5),
-        )
+        plot_choices(ax, selection_matrix(rows["selected"].tolist()), ABBREVIATIONS, fontsize=7)
         ax.axvline(experiment.change_point - 0.5, color="tab:red", lw=2, label="change point")
         ax.axvline(
             learned_start(experiment) - 0.5,
@@ -54,7 +45,6 @@ def plot_regions(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) 
             lw=1.2,
             label="end of the H initialisation",
         )
-        ax.set_yticks(range(len(REGIONS)), ABBREVIATIONS, fontsize=7)
         shift = int(rows["shift"].iloc[0])
         ax.set_title(f"{policy}: regions chosen each day (replicate {featured}, k = {shift})")
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
@@ -68,8 +58,7 @@ def plot_predictions(df: pd.DataFrame, out_path: Path, experiment: CovidExperime
     rows = df[(df["record"] == "prediction") & (df["unit"] == unit) & (df["replicate"] == featured)]
     validation_days = sorted(rows["day"].unique())
     shown = validation_days[1::2][:4] if len(validation_days) >= 8 else validation_days[:4]
-    figure = Figure(figsize=(12, 2.6 * len(shown)), layout="constrained")
-    axes = np.atleast_1d(figure.subplots(len(shown), 1, sharex=True))
+    figure, axes = panel_figure(len(shown), 1, (12, 2.6), sharex=True)
     position = np.arange(len(REGIONS))
     for ax, day in zip(axes, shown, strict=True):
         at = rows[rows["day"] == day].set_index("region").loc[list(ABBREVIATIONS)]
@@ -86,8 +75,7 @@ def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExp
     """``eps(t)`` and ``lam(t)`` over days, mean ± se over replicates."""
     days = day_rows(df, primary_unit(df))
     days = days[days["policy"] == POLICIES[0]]
-    figure = Figure(figsize=(11, 4), layout="constrained")
-    left, right = figure.subplots(1, 2)
+    figure, (left, right) = panel_figure(1, 2, (5.5, 4))
     for column, label in (
         ("eps", "eps(t): validation days received"),
         ("eps_all", "error of A_hat(t) on all 8 validation days"),
@@ -98,15 +86,13 @@ def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExp
         left.plot(stats.index, mean, label=label)
         left.fill_between(stats.index, mean - se, mean + se, alpha=0.2)
     left.axvline(experiment.change_point, color="tab:red", ls=":", lw=1)
-    left.set_xlabel("day")
-    left.set_ylabel("mean absolute error (cases / max)")
+    left.set(xlabel="day", ylabel="mean absolute error (cases / max)")
     left.legend(fontsize=7)
     logs = days.assign(log_lam=np.log10(days["lam"]))
     for _, rows in logs.groupby("replicate"):
         right.plot(rows["day"], rows["log_lam"], color="grey", alpha=0.25, lw=0.8)
     right.plot(logs.groupby("day")["log_lam"].median(), color="black", label="median")
-    right.set_xlabel("day")
-    right.set_ylabel("log10 lambda chosen")
+    right.set(xlabel="day", ylabel="log10 lambda chosen")
     right.legend(fontsize=7)
     return save_figure(figure, out_path)
 
@@ -114,9 +100,8 @@ def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExp
 def plot_cumulative_reward(df: pd.DataFrame, out_path: Path, experiment: CovidExperiment) -> Path:
     """Fig. 9: estimated cumulative overall reward (final graph), mean ± se over replicates."""
     units = list(day_rows(df)["unit"].unique())
-    figure = Figure(figsize=(11, 3.8 * len(units)), layout="constrained")
-    axes = np.atleast_2d(figure.subplots(len(units), 2))
-    for row, unit in zip(axes, units, strict=True):
+    figure, axes = panel_figure(len(units), 2, (5.5, 3.8))
+    for row, unit in zip(axes.reshape(-1, 2), units, strict=True):
         days = day_rows(df, unit).sort_values(["policy", "replicate", "day"])
         for ax, start in zip(row, (1, experiment.change_point), strict=True):
             for policy in policies_present(df):
@@ -126,8 +111,7 @@ def plot_cumulative_reward(df: pd.DataFrame, out_path: Path, experiment: CovidEx
                 ax.plot(mean.index, mean, color=COLORS[policy], label=policy)
                 ax.fill_between(mean.index, mean - se, mean + se, color=COLORS[policy], alpha=0.2)
             ax.axvline(experiment.change_point, color="tab:red", ls=":", lw=1)
-            ax.set_xlabel("day")
-            ax.set_ylabel("estimated cumulative overall reward")
+            ax.set(xlabel="day", ylabel="estimated cumulative overall reward")
             ax.set_title(f"from day {start}; {UNIT_LABELS[unit]}", fontsize=9)
             ax.legend(fontsize=8)
     return save_figure(figure, out_path)

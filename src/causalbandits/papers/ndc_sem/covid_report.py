@@ -21,10 +21,13 @@ from causalbandits.experiments.report import (
     Claim,
     claims_table,
     frame_table,
+    in_order,
+    markdown_document,
     markdown_table,
     mean_pm,
     mean_se,
     pm,
+    section,
 )
 
 if TYPE_CHECKING:
@@ -69,8 +72,7 @@ def day_rows(df: pd.DataFrame, unit: str | None = None) -> pd.DataFrame:
 
 def policies_present(df: pd.DataFrame) -> list[str]:
     """The policies of the day rows: NDC-SEM, NDC-SEM (tuned) when run, SEM-UCB."""
-    present = set(day_rows(df)["policy"].unique())
-    return [p for p in (POLICIES[0], TUNED, POLICIES[1]) if p in present]
+    return in_order((POLICIES[0], TUNED, POLICIES[1]), day_rows(df)["policy"])
 
 
 def primary_unit(df: pd.DataFrame) -> str:
@@ -120,23 +122,29 @@ def choose_exploration(rows: pd.DataFrame, unit: str) -> tuple[float, float]:
     return float(best["gamma"]), float(best["xi"])
 
 
+def windows(change_point: int, horizon: int) -> dict[str, tuple[int, int]]:
+    """The report's windows of days (first, last): ``before`` the change point ``c``
+    (``1..c-1``), ``after`` (``c..T``) and ``total``."""
+    return {
+        "before": (1, change_point - 1),
+        "after": (change_point, horizon),
+        "total": (1, horizon),
+    }
+
+
 def reward_summary(
     df: pd.DataFrame, unit: str, change_point: int, ndc: str = POLICIES[0]
 ) -> pd.DataFrame:
-    """Per window (``before`` days ``1..c-1``, ``after`` ``c..T``, ``total``): mean and se
-    over replicates of the summed estimated overall reward of NDC-SEM (``ndc``: Table I's or
-    :data:`TUNED`) and SEM-UCB, and their difference paired by replicate."""
-    days = day_rows(df, unit)
-    masks = {"before": days["day"] < change_point, "after": days["day"] >= change_point}
-    masks["total"] = days["day"] > 0
+    """Per window of :func:`windows`: mean and se over replicates of the summed estimated
+    overall reward of NDC-SEM (``ndc``: Table I's or :data:`TUNED`) and SEM-UCB, and their
+    difference paired by replicate."""
+    horizon = int(day_rows(df, unit)["day"].max())
     rows = []
-    for window, mask in masks.items():
-        sums = days[mask].pivot_table(
-            index="replicate", columns="policy", values="reward", aggfunc="sum"
-        )
+    for window, (first, last) in windows(change_point, horizon).items():
+        sums = reward_sums(df, unit, first, last)
         values = {"NDC-SEM": sums[ndc].to_numpy(), "SEM-UCB": sums[POLICIES[1]].to_numpy()}
         difference = values["NDC-SEM"] - values["SEM-UCB"]
-        row: dict[str, object] = {"window": window}
+        row: dict[str, object] = {"window": window, "days": f"days {first}-{last}"}
         for name, v in [*values.items(), ("diff", difference)]:
             row[f"{name}_mean"], row[f"{name}_se"] = mean_se(v)
         rows.append(row | {"ndc_wins": int((difference > 0).sum()), "replicates": difference.size})
@@ -221,11 +229,8 @@ def claim_checks(
     the graph checks (Fig. 3) for Table I's in the primary unit only. Fig. 9 and the graph
     errors are compared by replicate (:class:`~causalbandits.experiments.evidence.
     PairedComparison`); Fig. 4 is a property of the featured replicate."""
-    c, start, featured = (
-        experiment.change_point,
-        learned_start(experiment),
-        experiment.featured_replicate,
-    )
+    c, featured = experiment.change_point, experiment.featured_replicate
+    start = learned_start(experiment)
     days = day_rows(df, unit)
     horizon = int(days["day"].max())
     stats = selection_dynamics(df, unit, ndc, start, c)
@@ -287,54 +292,32 @@ def reward_sums(df: pd.DataFrame, unit: str, first: int, last: int) -> pd.DataFr
     return days.groupby(["replicate", "policy"])["reward"].sum().unstack("policy")
 
 
-def _windows(experiment: CovidExperiment, horizon: int) -> dict[str, str]:
-    c = experiment.change_point
-    return {
-        "before": f"days 1-{c - 1}",
-        "after": f"days {c}-{horizon}",
-        "total": f"days 1-{horizon}",
-    }
-
-
-def _cell(row: pd.Series, name: str) -> str:
-    return pm(row[f"{name}_mean"], row[f"{name}_se"], 3)
-
-
-def _pms(frame: pd.DataFrame, mean: str, se: str) -> list[str]:
-    return [pm(m, s, 3) for m, s in frame[[mean, se]].to_numpy()]
+def _pm(frame: pd.DataFrame, name: str) -> list[str]:
+    """``mean ± se`` of the columns ``<name>`` (or ``<name>_mean``) and ``<name>_se``."""
+    mean = frame[name] if name in frame else frame[f"{name}_mean"]
+    return [pm(m, s, 3) for m, s in zip(mean, frame[f"{name}_se"], strict=True)]
 
 
 def reward_table(df: pd.DataFrame, experiment: CovidExperiment, unit: str) -> str:
     """Per window: each NDC-SEM variant and SEM-UCB, and each variant's paired difference to
     SEM-UCB with the replicates where it is higher."""
-    horizon = int(day_rows(df, unit)["day"].max())
     variants = [p for p in policies_present(df) if p != POLICIES[1]]
-    summaries = {
-        v: reward_summary(df, unit, experiment.change_point, v).set_index("window")
-        for v in variants
-    }
-    header = ["window", *variants, "SEM-UCB"]
-    for v in variants:
-        header += [f"{v} - SEM-UCB (paired)", f"replicates {v} higher"]
-    rows = []
-    for window, label in _windows(experiment, horizon).items():
-        row = [label, *(_cell(summaries[v].loc[window], "NDC-SEM") for v in variants)]
-        row.append(_cell(summaries[variants[0]].loc[window], "SEM-UCB"))
-        for v in variants:
-            at = summaries[v].loc[window]
-            row += [_cell(at, "diff"), f"{int(at['ndc_wins'])}/{int(at['replicates'])}"]
-        rows.append(row)
-    return markdown_table(header, rows)
+    summaries = {v: reward_summary(df, unit, experiment.change_point, v) for v in variants}
+    columns = {"window": summaries[variants[0]]["days"]}
+    columns |= {v: _pm(summaries[v], "NDC-SEM") for v in variants}
+    columns["SEM-UCB"] = _pm(summaries[variants[0]], "SEM-UCB")
+    for v, summary in summaries.items():
+        columns[f"{v} - SEM-UCB (paired)"] = _pm(summary, "diff")
+        wins = zip(summary["ndc_wins"], summary["replicates"], strict=True)
+        columns[f"replicates {v} higher"] = [f"{w}/{r}" for w, r in wins]
+    return frame_table(pd.DataFrame(columns))
 
 
 def dynamics_table(df: pd.DataFrame, unit: str, experiment: CovidExperiment) -> str:
     """Per policy: regions chosen before / after the change point (featured replicate, and mean ±
     se over replicates), regions only after it, and days with a new super arm."""
-    c, start, featured = (
-        experiment.change_point,
-        learned_start(experiment),
-        experiment.featured_replicate,
-    )
+    c, featured = experiment.change_point, experiment.featured_replicate
+    start = learned_start(experiment)
     horizon = int(day_rows(df, unit)["day"].max())
     header = [
         "policy",
@@ -361,7 +344,7 @@ def dynamics_table(df: pd.DataFrame, unit: str, experiment: CovidExperiment) -> 
     return markdown_table(header, rows)
 
 
-def tuning_lines(df: pd.DataFrame, experiment: CovidExperiment, unit: str) -> list[str]:
+def tuning_section(df: pd.DataFrame, experiment: CovidExperiment, unit: str) -> str:
     """The tuned pair of ``unit``: how it was chosen, the top of the grid, the evaluation."""
     c, horizon = experiment.change_point, int(day_rows(df, unit)["day"].max())
     summary = tuning_summary(df, unit)
@@ -405,22 +388,18 @@ def tuning_lines(df: pd.DataFrame, experiment: CovidExperiment, unit: str) -> li
             ],
             "gamma": shown["gamma"].map("{:g}".format),
             "xi": shown["xi"].map("{:g}".format),
-            f"days 1-{horizon} (criterion)": _pms(shown, "reward", "reward_se"),
-            "minus rank 1 (paired)": _pms(shown, "gap", "gap_se"),
-            f"days {c}-{horizon}": _pms(shown, "reward_from_change", "reward_from_change_se"),
+            f"days 1-{horizon} (criterion)": _pm(shown, "reward"),
+            "minus rank 1 (paired)": _pm(shown, "gap"),
+            f"days {c}-{horizon}": _pm(shown, "reward_from_change"),
             "bonus floor": [f"{floor(g, x):.2g}" for g, x in shown[["gamma", "xi"]].to_numpy()],
         }
     )
-    return [
-        f"## Added row: {TUNED}, (gamma, xi) by the paper's grid search ({UNIT_LABELS[unit]})",
-        "",
+    return section(
+        f"Added row: {TUNED}, (gamma, xi) by the paper's grid search ({UNIT_LABELS[unit]})",
         markdown_table(["", ""], facts.items()),
-        "",
         frame_table(top),
-        "",
         claims_table(claim_checks(df, experiment, unit, TUNED)),
-        "",
-    ]
+    )
 
 
 def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
@@ -430,34 +409,16 @@ def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
     horizon = int(days["day"].max())
     shifts = days.groupby("replicate")["shift"].first()
     units = list(day_rows(df)["unit"].unique())
-    lines = [
-        f"# {experiment.name}: NDC-SEM paper, Covid-19 Italy (Sec. V-B, App. VII-D)",
-        "",
-        f"N = {len(REGIONS)} regions, T = {horizon} days ({days['date'].min()} to "
-        f"{days['date'].max()}), s = {experiment.super_arm_size}, D = "
-        f"{experiment.delay}, change point at day {c}; NDC-SEM gamma = {experiment.gamma}, xi = "
-        f"{experiment.xi} (Table I); lambda grid "
-        f"{', '.join(f'{v:.0e}' for v in experiment.lambda_grid)}; {len(shifts)} replicates, "
-        f"shifts k = {', '.join(map(str, shifts.tolist()))}; rewards: {UNIT_LABELS[unit]}. "
-        "The paper reports no numbers for this experiment (Figs. 3, 4, 9 are qualitative).",
-        "",
-        claims_table(claim_checks(df, experiment, unit)),
-        "",
-        f"## Validation error eps(t) and lambda(t) ({unit} unit, over replicates)",
-        "",
-        frame_table(epsilon_table(df, unit)),
-        "",
-    ]
-    for each in units:
-        lines += [
-            "## Estimated cumulative overall reward, mean ± se over replicates "
-            f"({UNIT_LABELS[each]})",
-            "",
+    headline = claims_table(claim_checks(df, experiment, unit))  # first: the claims' order
+    reward_sections = [
+        section(
+            f"Estimated cumulative overall reward, mean ± se over replicates ({UNIT_LABELS[each]})",
             reward_table(df, experiment, each),
-            "",
-        ]
-        if each != unit:
-            lines += [claims_table(claim_checks(df, experiment, each)), ""]
+            claims_table(claim_checks(df, experiment, each)) if each != unit else None,
+        )
+        for each in units
+    ]
+    why = None
     if len(units) > 1:
         b_mean = df[(df["record"] == "prediction") & (df["unit"] == unit)].groupby("region")["b"]
         b_mean = b_mean.mean()
@@ -473,14 +434,28 @@ def build_report(df: pd.DataFrame, experiment: CovidExperiment) -> str:
                 f"{b_mean.min():.3f} - {b_mean.max():.3f}"
             ),
         }
-        lines += ["## Why the reward unit matters", "", markdown_table(["", ""], facts.items()), ""]
-    if (df["record"] == "tuning").any():
-        lines += [line for each in units for line in tuning_lines(df, experiment, each)]
-    lines += [
-        f"## Regions chosen (replicate {experiment.featured_replicate} and over replicates, "
-        f"{unit} unit; days 1-{learned_start(experiment) - 1}, the initialisation, excluded)",
-        "",
-        dynamics_table(df, unit, experiment),
-        "",
-    ]
-    return "\n".join(lines)
+        why = section("Why the reward unit matters", markdown_table(["", ""], facts.items()))
+    tuned = (df["record"] == "tuning").any()
+    return markdown_document(
+        f"# {experiment.name}: NDC-SEM paper, Covid-19 Italy (Sec. V-B, App. VII-D)",
+        f"N = {len(REGIONS)} regions, T = {horizon} days ({days['date'].min()} to "
+        f"{days['date'].max()}), s = {experiment.super_arm_size}, D = "
+        f"{experiment.delay}, change point at day {c}; NDC-SEM gamma = {experiment.gamma}, xi = "
+        f"{experiment.xi} (Table I); lambda grid "
+        f"{', '.join(f'{v:.0e}' for v in experiment.lambda_grid)}; {len(shifts)} replicates, "
+        f"shifts k = {', '.join(map(str, shifts.tolist()))}; rewards: {UNIT_LABELS[unit]}. "
+        "The paper reports no numbers for this experiment (Figs. 3, 4, 9 are qualitative).",
+        headline,
+        section(
+            f"Validation error eps(t) and lambda(t) ({unit} unit, over replicates)",
+            frame_table(epsilon_table(df, unit)),
+        ),
+        *reward_sections,
+        why,
+        *(tuning_section(df, experiment, each) for each in units if tuned),
+        section(
+            f"Regions chosen (replicate {experiment.featured_replicate} and over replicates, "
+            f"{unit} unit; days 1-{learned_start(experiment) - 1}, the initialisation, excluded)",
+            dynamics_table(df, unit, experiment),
+        ),
+    )

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from causalbandits.envs.delay import FeedbackDelay
-from causalbandits.envs.semibandit import CHANGES
+from causalbandits.envs.semibandit import SyntheticDesign
 from causalbandits.envs.semibandit_instances import synthetic_instances
 from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
 from causalbandits.experiments.recorders import RECORDERS, Recorder, default_recorders
@@ -151,10 +151,7 @@ class SyntheticExperiment(BanditGrid):
             values = {int(d): float(v) for d, v in dict(getattr(self, name)).items()}
             object.__setattr__(self, name, values)
         self.check_axes()
-        if self.change not in CHANGES:
-            raise ValueError(f"change must be one of {CHANGES}, got {self.change!r}")
-        if self.change != "redraw" and self.n_redraw is not None:
-            raise ValueError("n_redraw applies to change='redraw' only")
+        self.design()  # checks change and n_redraw
         if self.instances not in INSTANCE_MODES:
             raise ValueError(f"instances must be one of {INSTANCE_MODES}, got {self.instances!r}")
         count("checkpoint_every", self.checkpoint_every)
@@ -184,6 +181,19 @@ class SyntheticExperiment(BanditGrid):
             missing = [d for d in self.delays if d not in self.xi]
             if missing:
                 raise ValueError(f"NDC-SEM needs xi for delay(s) {missing}; give xi={{D: value}}")
+
+    def design(self) -> SyntheticDesign:
+        """The instances' design (:class:`~causalbandits.envs.semibandit.SyntheticDesign`)
+        with this experiment's sizes, changes and horizon."""
+        return SyntheticDesign(
+            n_arms=self.n_arms,
+            super_arm_size=self.super_arm_size,
+            horizon=self.horizon,
+            change_points=self.change_points,
+            n_edges=self.n_edges,
+            n_redraw=self.n_redraw,
+            change=self.change,
+        )
 
     # ---------------------------------------------------------------- the grid
 
@@ -233,16 +243,7 @@ class SyntheticExperiment(BanditGrid):
         replicates, setting = run.replicates, run.setting
         keys = [0] * len(replicates) if self.instances == "fixed" else replicates
         return FeedbackDelay(
-            synthetic_instances(
-                self.seeds(setting, keys, Stream.INSTANCE),
-                horizon=self.horizon,
-                change_points=self.change_points,
-                n_arms=self.n_arms,
-                super_arm_size=self.super_arm_size,
-                n_edges=self.n_edges,
-                n_redraw=self.n_redraw,
-                change=self.change,
-            ),
+            synthetic_instances(self.seeds(setting, keys, Stream.INSTANCE), self.design()),
             int(run.point["delay"]),
         )
 

@@ -13,19 +13,30 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from causalbandits.envs.semibandit import DROP_FRACTION, MEAN_RANGE
-from causalbandits.experiments.evidence import PAIRED_SE, PairedComparison, paired_sign, weakest
-from causalbandits.experiments.plots import plot_regret_curves, save_figure
+from causalbandits.experiments.evidence import (
+    PAIRED_SE,
+    PairedComparison,
+    group_against_rest,
+    weakest,
+)
+from causalbandits.experiments.plots import (
+    grouped_bars,
+    panel_figure,
+    plot_regret_curves,
+    save_figure,
+)
 from causalbandits.experiments.report import (
     Claim,
     claims_table,
     frame_table,
+    in_order,
+    markdown_document,
     markdown_table,
     mean_pm,
-    mean_se,
     pm,
+    section,
 )
 from causalbandits.papers.ndc_sem.paper import ALL_ALGORITHMS, PAPER_XI, PENDING, TUNED_XI
 
@@ -68,8 +79,7 @@ MECHANISM = (
 
 
 def _algorithm_order(df: pd.DataFrame) -> list[str]:
-    present = set(df["algorithm"])
-    return [a for a in ALL_ALGORITHMS if a in present]
+    return in_order(ALL_ALGORITHMS, df["algorithm"])
 
 
 def _final_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -86,7 +96,7 @@ def used_xi(
 ) -> dict[int, float]:
     """The ``xi`` per delay as run (from the table) of the first of ``algorithms`` present
     (default: NDC-SEM, else its pending variant), else the experiment's."""
-    present = [a for a in algorithms if a in set(df["algorithm"])]
+    present = in_order(algorithms, df["algorithm"])
     rows = df[df["algorithm"] == present[0]] if present else df.iloc[:0]
     found = rows.groupby("delay")["xi"].first()
     return {int(d): float(found.get(d, experiment.xi.get(d, np.nan))) for d in _delays(df)}
@@ -193,29 +203,27 @@ def claim_checks(
     for delay in _delays(df):
         regret = {a: float(finals.loc[(delay, a)]) for a in learners}
         if "NDC-SEM" in present and len(learners) > 1:
-            others = {a: r for a, r in regret.items() if a != "NDC-SEM"}
-            runner_up = min(others, key=others.get)
-            rows = by_replicate.loc[delay]
-            comparison = PairedComparison.between(rows["NDC-SEM"], rows[runner_up], -1)
+            others = [a for a in learners if a != "NDC-SEM"]
+            _, runner_up, comparison = group_against_rest(
+                by_replicate.loc[delay], ["NDC-SEM"], others, -1
+            )
             lowest[delay] = (runner_up, comparison)
             claims.append(
                 Claim.compare(
                     f"D = {delay}: NDC-SEM has the lowest final mean regret",
                     comparison,
                     ours=f"NDC-SEM {regret['NDC-SEM']:,.0f}; best other {runner_up} "
-                    f"{others[runner_up]:,.0f}; {comparison.describe(0)}",
+                    f"{regret[runner_up]:,.0f}; {comparison.describe(0)}",
                 )
             )
         if {"NDC-SEM", "SEM-UCB"} <= present and len(periods) > 1:
-            ratios = optimality_ratio(df[df["delay"] == delay], periods)
-            ratios = ratios.pivot_table(
+            ratios = optimality_ratio(df[df["delay"] == delay], periods).pivot_table(
                 index="replicate", columns=["algorithm", "period"], values="ratio"
             )
-            post = range(2, len(periods) + 1)
-            ndc = [float(ratios["NDC-SEM", k].mean()) for k in post]
-            sem = [float(ratios["SEM-UCB", k].mean()) for k in post]
+            post = range(2, len(periods) + 1)  # the periods after a change
+            ndc = {k: float(ratios["NDC-SEM", k].mean()) for k in post}
             pairs = ", ".join(
-                f"P{k}: {a:.2f} vs {b:.2f}" for k, a, b in zip(post, ndc, sem, strict=True)
+                f"P{k}: {ndc[k]:.2f} vs {ratios['SEM-UCB', k].mean():.2f}" for k in post
             )
             per_period = {
                 k: PairedComparison.between(ratios["NDC-SEM", k], ratios["SEM-UCB", k], 1)
@@ -223,18 +231,17 @@ def claim_checks(
             }
             k = weakest(per_period)
             claims += [
-                Claim(
+                Claim.compare(
                     f"D = {delay}: NDC-SEM's OR above SEM-UCB's in every post-change period",
-                    pairs,
-                    per_period[k].verdict,
-                    test=f"weakest period P{k}: {per_period[k].test()}",
-                    label=per_period[k].label,
+                    per_period[k],
+                    ours=pairs,
+                    test_prefix=f"weakest period P{k}: ",
                 ),
                 Claim.check(
                     f"D = {delay}: NDC-SEM's OR >= {OR_CLOSE} after the first period "
                     "(the project's reading of 'closely follows')",
-                    f"min {min(ndc):.2f}",
-                    min(ndc) >= OR_CLOSE,
+                    f"min {min(ndc.values()):.2f}",
+                    min(ndc.values()) >= OR_CLOSE,
                     test="project threshold on the lowest mean OR of periods 2+",
                 ),
             ]
@@ -265,12 +272,11 @@ def claim_checks(
         d = weakest({delay: comparison for delay, (_, comparison) in lowest.items()})
         runner_up, comparison = lowest[d]
         claims.append(
-            Claim(
+            Claim.compare(
                 "every D: NDC-SEM outperforms all the other policies",
-                "best: " + ", ".join(f"D = {d}: {a}" for d, a in best.items()),
-                comparison.verdict,
-                test=f"weakest D = {d} (against {runner_up}): {comparison.test()}",
-                label=comparison.label,
+                comparison,
+                ours="best: " + ", ".join(f"D = {d}: {a}" for d, a in best.items()),
+                test_prefix=f"weakest D = {d} (against {runner_up}): ",
             )
         )
     return claims
@@ -304,38 +310,41 @@ def gap_claims(df: pd.DataFrame, experiment: SyntheticExperiment) -> list[Claim]
     return claims
 
 
+#: The outcome of a paired comparison with SEM-UCB by its sign (below, within or above
+#: :data:`PAIRED_SE` standard errors of zero).
+OUTCOMES = {-1: "wins", 0: "ties", 1: "loses"}
+
+
 def outcome(differences: np.ndarray) -> str:
     """``wins``, ``ties`` or ``loses`` of a paired regret difference (NDC-SEM minus SEM-UCB):
     its mean below, within or above :data:`PAIRED_SE` standard errors of zero."""
-    return {-1: "wins", 0: "ties", 1: "loses"}[paired_sign(*mean_se(differences))]
+    return OUTCOMES[PairedComparison.of(differences).sign]
 
 
 def paired_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per (delay, NDC-SEM variant of :data:`PAIRED` present): its ``xi``, the final-regret
     difference to SEM-UCB paired by replicate (mean, se), the replicates where it is lower
     and :func:`outcome`."""
-    last = _final_rows(df).pivot_table(
-        index=["delay", "replicate"], columns="algorithm", values="cum_regret"
-    )
+    last = final_by_replicate(df)
     xi = _final_rows(df).groupby(["delay", "algorithm"])["xi"].first()
     rows = []
     for variant in (a for a in PAIRED if a in last and "SEM-UCB" in last):
         for delay in _delays(df):
-            difference = (last.loc[delay, variant] - last.loc[delay, "SEM-UCB"]).to_numpy()
-            mean, se = mean_se(difference)
+            c = PairedComparison.between(last.loc[delay, variant], last.loc[delay, "SEM-UCB"], -1)
             rows.append(
                 {"delay": delay, "algorithm": variant, "xi": float(xi.loc[(delay, variant)])}
-                | {"mean": mean, "se": se, "lower": int((difference < 0).sum())}
-                | {"replicates": difference.size, "outcome": outcome(difference)}
+                | {"mean": c.mean, "se": c.se, "lower": c.agreeing, "replicates": c.replicates}
+                | {"outcome": OUTCOMES[c.sign]}
             )
     return pd.DataFrame(rows)
 
 
-def paired_lines(df: pd.DataFrame) -> list[str]:
-    """The table of :func:`paired_table` and one claim per row (does the variant win?)."""
+def paired_section(df: pd.DataFrame) -> str:
+    """The table of :func:`paired_table` and one claim per row (does the variant win?); empty
+    without SEM-UCB or an NDC-SEM variant."""
     table = paired_table(df)
     if table.empty:
-        return []
+        return ""
     rows = [
         [r.delay, r.algorithm, f"{r.xi:g}", pm(r.mean, r.se), f"{r.lower}/{r.replicates}"]
         + [f"**{r.outcome}**"]
@@ -351,17 +360,14 @@ def paired_lines(df: pd.DataFrame) -> list[str]:
         for r in table.itertuples()
     ]
     header = ["D", "NDC-SEM", "xi", "minus SEM-UCB (paired, mean ± se)", "replicates lower"]
-    return [
-        "## NDC-SEM against SEM-UCB, paired by replicate",
-        "",
+    return section(
+        "NDC-SEM against SEM-UCB, paired by replicate",
         f"Final regret of each NDC-SEM variant minus SEM-UCB's on the same replicate (same "
         f"instance and reward noise). Outcome: wins / ties / loses when the mean difference is "
         f"below / within / above {PAIRED_SE:g} standard errors of zero (the project's threshold).",
-        "",
         markdown_table([*header, "outcome"], rows),
-        "",
         claims_table(claims),
-    ]
+    )
 
 
 # -------------------------------------------------------------------- plots
@@ -391,37 +397,30 @@ def plot_optimality_ratio(
     df: pd.DataFrame, out_path: Path, periods: Sequence[tuple[int, int]]
 ) -> Path:
     """OR_k per period (bars, 95% error bars) of the :data:`OR_SHOWN` policies present."""
-    shown = [a for a in OR_SHOWN if a in set(df["algorithm"])]
+    shown = in_order(OR_SHOWN, df["algorithm"])
     groups = ratio_groups(df, periods)
-    summary = groups.mean().rename("mean").to_frame()
-    summary["se"] = groups.std().fillna(0.0) / np.sqrt(groups.size())
-    summary = summary.sort_index()
+    se = groups.std().fillna(0.0) / np.sqrt(groups.size())
+    summary = pd.DataFrame({"mean": groups.mean(), "se": se}).sort_index()
     delays = _delays(df)
-    figure = Figure(figsize=(5.2, 2.4 * len(delays)), layout="constrained")
-    axes = figure.subplots(len(delays), 1, squeeze=False, sharex=True).ravel()
-    width = 0.8 / max(len(shown), 1)
-    positions = np.arange(len(periods))
+    figure, axes = panel_figure(len(delays), 1, (5.2, 2.4), sharex=True)
     for ax, delay in zip(axes, delays, strict=True):
-        for j, algorithm in enumerate(shown):
-            rows = summary.loc[(delay, algorithm)].sort_index()
-            ax.bar(
-                positions + (j - (len(shown) - 1) / 2) * width,
-                rows["mean"],
-                width,
-                yerr=1.96 * rows["se"],
-                capsize=2,
-                label=algorithm,
-            )
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("optimality ratio")
+        bars = {a: summary.loc[(delay, a)].sort_index() for a in shown}
+        grouped_bars(ax, {a: (rows["mean"], rows["se"]) for a, rows in bars.items()}, capsize=2)
+        ax.set(ylim=(0, 1.05), ylabel="optimality ratio")
         ax.set_title(f"D = {delay}", fontsize="medium")
-    axes[-1].set_xticks(positions, [f"period {k + 1}\n{a}-{b}" for k, (a, b) in enumerate(periods)])
+    labels = [f"period {k + 1}\n{a}-{b}" for k, (a, b) in enumerate(periods)]
+    axes[-1].set_xticks(np.arange(len(periods)), labels)
     axes[0].legend(fontsize="small", ncols=max(len(shown), 1))
     figure.suptitle("Optimality ratio per stationary period (Fig. 6)")
     return save_figure(figure, out_path)
 
 
 # -------------------------------------------------------------------- report
+
+
+def per_delay(values: dict[int, float]) -> str:
+    """``D = 5: 0.1, D = 20: 0.2`` (e.g. ``xi`` per delay)."""
+    return ", ".join(f"D = {d}: {v:g}" for d, v in values.items())
 
 
 def build_report(df: pd.DataFrame, experiment: SyntheticExperiment) -> str:
@@ -446,82 +445,64 @@ def build_report(df: pd.DataFrame, experiment: SyntheticExperiment) -> str:
         f"{low + DROP_FRACTION * (high - low):g}], the other arms get new means "
         f"U[{low:g}, {high:g}]"
     )
-    lines = [
+    ratios = {key: mean_pm(values, digits=3) for key, values in ratio_groups(df, periods)}
+    ratio_header = [f"period {k + 1} ({a}-{b})" for k, (a, b) in enumerate(periods)]
+    ratio_rows = [
+        [d, a, *(ratios[(d, a, k + 1)] for k in range(len(periods)))]
+        for d in delays
+        for a in OR_SHOWN
+        if (d, a, 1) in ratios
+    ]
+    learners = [a for a in (*PAIRED, "SEM-UCB") if a in algorithms]
+    ours = gap_claims(df, experiment)
+    return markdown_document(
         "# NDC-SEM paper, synthetic experiment (Sec. V-A, Figs. 2 and 6): ours beside the paper",
-        "",
         f"N = {experiment.n_arms}, s = {experiment.super_arm_size}, T = {experiment.horizon}, "
         f"change points {', '.join(map(str, experiment.change_points))}; {experiment.n_edges}-edge "
         "upper-triangular DAG with weights U[0.4, 0.7], Bernoulli rewards whose optimal super "
         f"arm changes at every change point ({change_text}; decisions: ndc-sem 14); "
         f"{instance_text}; {df['replicate'].nunique()} replicates, "
         f"root seed {experiment.seed}. NDC-SEM: gamma = {experiment.gamma}, xi: "
-        + ", ".join(f"D = {d}: {v:g}" for d, v in xi.items())
-        + " (Table I: "
-        + ", ".join(f"D = {d}: {v:g}" for d, v in PAPER_XI.items())
-        + ")"
+        f"{per_delay(xi)} (Table I: {per_delay(PAPER_XI)})"
         + (
-            f"; {TUNED_XI}: xi "
-            + ", ".join(f"D = {d}: {v:g}" for d, v in used_xi(df, experiment, [TUNED_XI]).items())
-            + " (re-tuned on tuning instances of the same kind: the run's xi-tuning stage)"
+            f"; {TUNED_XI}: xi {per_delay(used_xi(df, experiment, [TUNED_XI]))} (re-tuned on "
+            "tuning instances of the same kind: the run's xi-tuning stage)"
             if TUNED_XI in algorithms
             else ""
         )
         + f"; lasso lambda = {experiment.lam:g} for NDC-SEM and SEM-UCB (chosen on separate "
         "tuning instances: lambda_tuning.md). The paper reports figures only, no numbers: the "
         "checks compare rankings and shapes.",
-        "",
-        "## Final cumulative regret at T (mean ± standard error)",
-        "",
-        markdown_table(
-            ["algorithm", *(f"D = {d}" for d in delays)],
-            [[a, *(finals.get((d, a), "-") for d in delays)] for a in algorithms],
+        section(
+            "Final cumulative regret at T (mean ± standard error)",
+            markdown_table(
+                ["algorithm", *(f"D = {d}" for d in delays)],
+                [[a, *(finals.get((d, a), "-") for d in delays)] for a in algorithms],
+            ),
         ),
-    ]
-    ratios = {key: mean_pm(values, digits=3) for key, values in ratio_groups(df, periods)}
-    if ratios:
-        header = [
-            "D",
-            "algorithm",
-            *(f"period {k + 1} ({a}-{b})" for k, (a, b) in enumerate(periods)),
-        ]
-        rows = [
-            [d, a, *(ratios[(d, a, k + 1)] for k in range(len(periods)))]
-            for d in delays
-            for a in OR_SHOWN
-            if (d, a, 1) in ratios
-        ]
-        lines += [
-            "",
-            "## Optimality ratio per stationary period (mean ± standard error)",
-            "",
-            markdown_table(header, rows),
-        ]
-    learners = [a for a in (*PAIRED, "SEM-UCB") if a in algorithms]
-    if learners:
-        lines += ["", *diagnostic_lines(df, experiment, learners, xi)]
-    paired = paired_lines(df)
-    if paired:
-        lines += ["", *paired]
-    lines += [
-        "",
-        "## The paper's claims",
-        "",
-        *(f"- {text}" for text in CLAIMS),
-        "",
-        claims_table(claim_checks(df, experiment, periods)),
-    ]
-    ours = gap_claims(df, experiment)
-    if ours:
-        lines += ["", "## Where NDC-SEM's regret goes (our checks)", "", claims_table(ours)]
-    return "\n".join(lines) + "\n"
+        section(
+            "Optimality ratio per stationary period (mean ± standard error)",
+            markdown_table(["D", "algorithm", *ratio_header], ratio_rows),
+        )
+        if ratios
+        else None,
+        diagnostic_section(df, experiment, learners, xi) if learners else None,
+        paired_section(df),
+        section(
+            "The paper's claims",
+            "\n".join(f"- {text}" for text in CLAIMS),
+            claims_table(claim_checks(df, experiment, periods)),
+        ),
+        section("Where NDC-SEM's regret goes (our checks)", claims_table(ours)) if ours else None,
+    )
 
 
-def diagnostic_lines(
+def diagnostic_section(
     df: pd.DataFrame,
     experiment: SyntheticExperiment,
     algorithms: Sequence[str],
     xi: dict[int, float],
-) -> list[str]:
+) -> str:
     """The table of :func:`diagnostics` and the delay mechanism it measures."""
     t = diagnostics(df, experiment, algorithms)
     whole, one = "{:,.0f}".format, "{:.1f}".format
@@ -545,36 +526,34 @@ def diagnostic_lines(
     ages = [
         [d, f"{v:g}", f"{reexploration_age(experiment.gamma, v, s, d):,.0f}"] for d, v in xi.items()
     ]
-    lines = [
-        "## Where the graph learners lose regret",
-        "",
+    gap_table = None
+    if {"NDC-SEM", "SEM-UCB"} <= set(algorithms):
+        means = t.set_index(["delay", "algorithm"])
+        gap = means.xs("NDC-SEM", level="algorithm") - means.xs("SEM-UCB", level="algorithm")
+        elsewhere = gap["regret"] - gap["initial_regret"] - gap["lock_in_regret"]
+        signed = "{:+,.0f}".format
+        gap_table = frame_table(
+            pd.DataFrame(
+                {
+                    "D": gap.index,
+                    "total": gap["regret"].map(signed),
+                    "first N + D rounds": gap["initial_regret"].map(signed),
+                    "inside lock-ins": gap["lock_in_regret"].map(signed),
+                    "elsewhere": elsewhere.map(signed),
+                }
+            )
+        )
+    return section(
+        "Where the graph learners lose regret",
         "Means over replicates. Initialisation: regret of rounds 1..N+D (until the feedback of "
         "H has arrived). Lock-ins: maximal "
         "runs of at least D/2 consecutive rounds playing one base arm outside x*_t; their "
         "count, mean length and the regret of the rounds inside them.",
-        "",
         frame_table(view),
-        "",
         MECHANISM
         + f" Memory of the discounted means: 1/(1 - gamma) = {1 / (1 - experiment.gamma):.0f} "
         f"rounds; Theorem 1 asks xi > 1/(2(s+1)) = {1 / (2 * (s + 1)):.2g}.",
-        "",
         markdown_table(["D", "xi", "re-exploration age (rounds)"], ages),
-    ]
-    if {"NDC-SEM", "SEM-UCB"} <= set(algorithms):
-        means = t.set_index(["delay", "algorithm"])
-        gap = means.xs("NDC-SEM", level="algorithm") - means.xs("SEM-UCB", level="algorithm")
-        signed = "{:+,.0f}".format
-        view = pd.DataFrame(
-            {
-                "D": gap.index,
-                "total": gap["regret"].map(signed),
-                "first N + D rounds": gap["initial_regret"].map(signed),
-                "inside lock-ins": gap["lock_in_regret"].map(signed),
-                "elsewhere": (gap["regret"] - gap["initial_regret"] - gap["lock_in_regret"]).map(
-                    signed
-                ),
-            }
-        )
-        lines += ["", "NDC-SEM minus SEM-UCB (mean regret):", "", frame_table(view)]
-    return lines
+        "NDC-SEM minus SEM-UCB (mean regret):" if gap_table else None,
+        gap_table,
+    )

@@ -16,7 +16,7 @@ intervals that narrow) holds or is not reproduced. The checks of each trial are 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from causalbandits.experiments.evidence import PairedComparison, Verdict
+from causalbandits.experiments.evidence import (
+    PairedComparison,
+    Verdict,
+    by_replicate,
+    group_against_rest,
+)
 from causalbandits.experiments.metrics import Z95, final
 from causalbandits.experiments.plots import plot_regret_curves
 from causalbandits.experiments.report import (
@@ -32,8 +37,10 @@ from causalbandits.experiments.report import (
     claims_table,
     final_summary_table,
     grid_table,
+    markdown_document,
     mean_se,
     pm,
+    section,
 )
 
 #: The SSEM-UCB-JO learners' label prefix and the Taylor oracles'.
@@ -52,7 +59,7 @@ class Results:
 
     @classmethod
     def of(cls, df: pd.DataFrame, grid: Any) -> Results:
-        return cls(df, grid, by_replicate(final(df)))
+        return cls(df, grid, by_replicate(final(df), "avg_regret"))
 
     def has(self, *labels: str) -> bool:
         return all(label in self.values for label in labels)
@@ -76,15 +83,7 @@ class Results:
         """The recorded round nearest ``fraction * T`` and ``R(t)/t`` per replicate there."""
         rounds = np.sort(self.df["t"].unique())
         target = int(rounds[np.argmin(np.abs(rounds - fraction * rounds.max()))])
-        return target, by_replicate(self.df[self.df["t"] == target])
-
-
-def by_replicate(rows: pd.DataFrame, column: str = "avg_regret") -> dict[str, pd.Series]:
-    """``column`` indexed by replicate, per algorithm (in run order)."""
-    return {
-        label: group.drop_duplicates("replicate").set_index("replicate")[column]
-        for label, group in rows.groupby("algorithm", sort=False)
-    }
+        return target, by_replicate(self.df[self.df["t"] == target], "avg_regret")
 
 
 def paired(
@@ -92,21 +91,6 @@ def paired(
 ) -> PairedComparison:
     """The paired comparison of ``first - second`` (``direction -1``: ``first`` below)."""
     return PairedComparison.between(values[first], values[second], direction)
-
-
-def group_against_rest(
-    values: dict[str, pd.Series], group: Sequence[str], rest: Sequence[str], direction: int
-) -> tuple[str, str, PairedComparison]:
-    """A ranking claim "``group`` end lowest" (``direction -1``) or "highest" (``+1``) as one
-    paired comparison: the group's member least favourable to it (by mean: the highest for
-    "lowest") against the rest's most favourable to the contrary (the lowest)."""
-
-    def towards(label: str) -> float:  # larger: more in the claim's direction
-        return direction * float(values[label].mean())
-
-    weakest = min(group, key=towards)
-    strongest = max(rest, key=towards)
-    return weakest, strongest, paired(values, weakest, strongest, direction)
 
 
 def no_worse(text: str, first: pd.Series, second: pd.Series, ours: str = "") -> Claim:
@@ -184,31 +168,33 @@ def linear_higher_degrees(results: Results) -> list[Claim]:
     ]
 
 
-def group_ranking(
-    results: Results, group: list[str], rest: list[str] | None, direction: int, text: str
-) -> list[Claim]:
-    """The claim ``text`` that ``group`` ends lowest (``direction -1``) or highest (``+1``)
-    against ``rest`` (default: every other competitor), by :func:`group_against_rest`; none
-    when the run lacks an algorithm of ``group`` or of ``rest``."""
-    if rest is None:
-        rest = [label for label in results.competitors if label not in group]
-    if not results.has(*group, *rest):
-        return []
-    weakest, strongest, comparison = group_against_rest(results.values, group, rest, direction)
-    ours = f"{weakest} minus {strongest}: {_difference(comparison)}"
-    return [Claim.compare(text, comparison, ours=ours)]
+def group_ranking(group: list[str], rest: list[str] | None, direction: int, text: str) -> Check:
+    """The check of the claim ``text`` that ``group`` ends lowest (``direction -1``) or
+    highest (``+1``) against ``rest`` (default: every other competitor), by
+    :func:`~causalbandits.experiments.evidence.group_against_rest`; no claim when the run
+    lacks an algorithm of ``group`` or of ``rest``."""
+
+    def check(results: Results) -> list[Claim]:
+        others = rest or [label for label in results.competitors if label not in group]
+        if not results.has(*group, *others):
+            return []
+        weakest, strongest, comparison = group_against_rest(
+            results.values, group, others, direction
+        )
+        ours = f"{weakest} minus {strongest}: {_difference(comparison)}"
+        return [Claim.compare(text, comparison, ours=ours)]
+
+    return check
 
 
-def q4_and_mets_lowest(results: Results) -> list[Claim]:
-    """Figs. 2 and 4: "only SSEM-UCB-JO of degree 4 and METS achieved near-zero regret"."""
-    return group_ranking(
-        results,
-        [f"{JO} q=4", "METS"],
-        None,
-        -1,
-        "SSEM-UCB-JO q = 4 and METS end with the lowest R(T)/T (paired: the worse of the two "
-        "against the best of the rest)",
-    )
+#: Figs. 2 and 4: "only SSEM-UCB-JO of degree 4 and METS achieved near-zero regret".
+q4_and_mets_lowest = group_ranking(
+    [f"{JO} q=4", "METS"],
+    None,
+    -1,
+    "SSEM-UCB-JO q = 4 and METS end with the lowest R(T)/T (paired: the worse of the two "
+    "against the best of the rest)",
+)
 
 
 def q4_below_q1(results: Results) -> list[Claim]:
@@ -256,16 +242,13 @@ def finite_differences_q4_below_q1(results: Results) -> list[Claim]:
     return claims
 
 
-def sgb_and_igp_highest(results: Results) -> list[Claim]:
-    """Figs. 2 and 4: SGB and IGP-UCB plateau highest."""
-    return group_ranking(
-        results,
-        ["SGB", "IGP-UCB"],
-        None,
-        +1,
-        "SGB and IGP-UCB end highest (paired: the lower of the two against the highest of the "
-        "rest)",
-    )
+#: Figs. 2 and 4: SGB and IGP-UCB plateau highest.
+sgb_and_igp_highest = group_ranking(
+    ["SGB", "IGP-UCB"],
+    None,
+    +1,
+    "SGB and IGP-UCB end highest (paired: the lower of the two against the highest of the rest)",
+)
 
 
 def initial_regret(results: Results) -> list[Claim]:
@@ -331,11 +314,7 @@ def norm_cheaper(results: Results) -> list[Claim]:
         return []
     last = final(results.df)
     chunk = last["replicate"] // max(1, int(getattr(results.grid, "chunk_size", 1)))
-    per_task = last.assign(task=chunk).drop_duplicates(["algorithm", "task"])
-    times = {
-        label: rows.set_index("task")["elapsed"]
-        for label, rows in per_task.groupby("algorithm", sort=False)
-    }
+    times = by_replicate(last.assign(task=chunk), "elapsed", index="task")
     comparison = paired(times, norm, jo)
     return [
         Claim.compare(
@@ -348,16 +327,14 @@ def norm_cheaper(results: Results) -> list[Claim]:
     ]
 
 
-def norm_and_jo_below_baselines(results: Results) -> list[Claim]:
-    """Fig. 4: SSEM-UCB-Norm and -JO both below SGB and IGP-UCB."""
-    return group_ranking(
-        results,
-        ["SSEM-UCB-Norm q=4", f"{JO} q=4"],
-        ["SGB", "IGP-UCB"],
-        -1,
-        "SSEM-UCB-Norm and -JO both below SGB and IGP-UCB (paired: the higher of the two "
-        "against the lower of SGB and IGP-UCB)",
-    )
+#: Fig. 4: SSEM-UCB-Norm and -JO both below SGB and IGP-UCB.
+norm_and_jo_below_baselines = group_ranking(
+    ["SSEM-UCB-Norm q=4", f"{JO} q=4"],
+    ["SGB", "IGP-UCB"],
+    -1,
+    "SSEM-UCB-Norm and -JO both below SGB and IGP-UCB (paired: the higher of the two "
+    "against the lower of SGB and IGP-UCB)",
+)
 
 
 def learners_converge(results: Results) -> list[Claim]:
@@ -403,35 +380,24 @@ def claims(df: pd.DataFrame, grid: Any) -> list[Claim]:
 def build_report(df: pd.DataFrame, grid: Any) -> str:
     """The markdown report of one trial (or of a scale-tuning grid)."""
     if grid.radius_grid or grid.bonus_grid:
-        return "\n".join(
-            [
-                f"# {grid.description or grid.name}",
-                "",
-                f"{df['replicate'].nunique()} instances, T = {grid.horizon}; R(T)/T:",
-                "",
-                grid_table(final(df), ("radius_scale", "bonus_scale"), "avg_regret"),
-                "",
-            ]
+        return markdown_document(
+            f"# {grid.description or grid.name}",
+            f"{df['replicate'].nunique()} instances, T = {grid.horizon}; R(T)/T:",
+            grid_table(final(df), ("radius_scale", "bonus_scale"), "avg_regret"),
         )
-    parts = [
+    return markdown_document(
         f"# {grid.description or grid.name}",
-        "",
         f"{df['replicate'].nunique()} replicates (one instance each, shared by all algorithms), "
         f"T = {grid.horizon}, s = {grid.super_arm_size}; radius scale {grid.radius_scale}, "
         f"bonus scale {grid.bonus_scale}.",
-        "",
-        "## The paper's statements",
-        "",
-        claims_table(claims(df, grid)),
-        "",
-        "## Final time-averaged regret",
-        "",
-        final_summary_table(
-            final(df), grid.horizon, min(int(grid.chunk_size), int(grid.replicates))
+        section("The paper's statements", claims_table(claims(df, grid))),
+        section(
+            "Final time-averaged regret",
+            final_summary_table(
+                final(df), grid.horizon, min(int(grid.chunk_size), int(grid.replicates))
+            ),
         ),
-        "",
-    ]
-    return "\n".join(parts)
+    )
 
 
 def plot_all(df: pd.DataFrame, out_dir: Path, grid: Any) -> list[Path]:

@@ -25,12 +25,23 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from causalbandits.data.train_delays import TrainDelayData
-from causalbandits.experiments.evidence import PairedComparison
-from causalbandits.experiments.plots import plot_regret_curves, save_figure
-from causalbandits.experiments.report import Claim, claims_table, markdown_table, mean_se, pm
+from causalbandits.experiments.evidence import by_replicate, group_against_rest
+from causalbandits.experiments.plots import (
+    panel_figure,
+    plot_choices,
+    plot_regret_curves,
+    save_figure,
+)
+from causalbandits.experiments.report import (
+    Claim,
+    claims_table,
+    markdown_document,
+    markdown_table,
+    mean_pm,
+    section,
+)
 
 #: Rounds per block of the switch counts (Fig. 6 spans 150 rounds).
 BLOCK = 50
@@ -92,14 +103,9 @@ def lowest_regret(last: pd.DataFrame, learner: str) -> Claim:
     """(Ours; the paper reports no baseline.) ``learner`` ends with the lowest ``R(T)``: its
     paired difference over the runs against the other algorithm of lowest mean (``n/a`` with
     one run)."""
-    totals = {
-        label: rows.set_index("replicate")["cum_regret"]
-        for label, rows in last.groupby("algorithm", sort=False)
-    }
-    best_other = min(
-        (label for label in totals if label != learner), key=lambda label: totals[label].mean()
-    )
-    comparison = PairedComparison.between(totals[learner], totals[best_other], direction=-1)
+    totals = by_replicate(last, "cum_regret")
+    others = [label for label in totals if label != learner]
+    _, best_other, comparison = group_against_rest(totals, [learner], others, -1)
     means = ", ".join(f"{label} {totals[label].mean():.2f}" for label in sorted(totals))
     return Claim.compare(
         f"(ours; the paper reports no baseline) {learner} has the lowest R(T) (paired against "
@@ -114,83 +120,58 @@ def lowest_regret(last: pd.DataFrame, learner: str) -> Claim:
     )
 
 
+def _mean_or_dash(values: pd.Series) -> str:
+    return "-" if values.isna().all() else f"{values.mean():.4g}"
+
+
+def _improves(first: float, last: float) -> bool | None:
+    """Whether an error falls from ``first`` to ``last`` (``None``: one is undefined)."""
+    return None if np.isnan(first) or np.isnan(last) else bool(last < first)
+
+
 def build_report(df: pd.DataFrame, grid: Any, data: TrainDelayData) -> str:
     """The markdown report of a train-delay run."""
     n = len(data.names)
     initial = -(-n // grid.super_arm_size)
     horizon = int(df["t"].max())
     last = df[df["t"] == horizon]
-    lines = [
-        f"# SSEM-UCB on the German train delays: {grid.environment}",
-        "",
-        f"{n} stations, T = {horizon}, s = {grid.super_arm_size}, bonus form "
-        f"{grid.bonus_form!r}, radius scale {grid.radius_scale:g}, bonus scale "
-        f"{grid.bonus_scale:g}, {grid.replicates} run(s) per algorithm. "
-        + (
-            "The regret is the simulator's (its optimum is known)."
-            if grid.environment == "simulator"
-            else "The replay's regret is unknown: the regret shown is the simulator's mu of "
-            "the super arms played (a diagnostic)."
-        ),
-        "",
-        "## Regret, reconstruction error and time",
-        "",
-    ]
     rows = []
     for label, group in last.groupby("algorithm", sort=False):
-        runs = df[(df["algorithm"] == label) & (df["t"] > initial)]
-        error = group["reconstruction_mse"]
-        undefined = (
-            "-"
-            if runs["reconstruction_mse"].isna().all()
-            else (f"{int(runs['reconstruction_mse'].isna().sum())} of {len(runs)}")
-        )
-        held_out = group["heldout_mse"]
+        runs = df.loc[(df["algorithm"] == label) & (df["t"] > initial), "reconstruction_mse"]
         rows.append(
             [
                 label,
-                pm(*mean_se(group["cum_regret"]), 2),
+                mean_pm(group["cum_regret"], 2),
                 f"{int(group['optimal_now'].sum())} of {len(group)}",
-                "-" if error.isna().all() else f"{error.mean():.4g}",
-                "-" if held_out.isna().all() else f"{held_out.mean():.4g}",
-                undefined,
+                _mean_or_dash(group["reconstruction_mse"]),
+                _mean_or_dash(group["heldout_mse"]),
+                "-" if runs.isna().all() else f"{int(runs.isna().sum())} of {len(runs)}",
                 f"{group['elapsed'].mean():.1f}",
             ]
         )
-    header = [
-        "algorithm",
-        "R(T)",
-        "final super arm optimal",
-        "reconstruction MSE at T (in sample)",
-        "on held-out rounds",
-        "rounds under a non-contracting fit",
-        "s",
-    ]
-    lines += [markdown_table(header, rows), ""]
+    header = ["algorithm", "R(T)", "final super arm optimal", "reconstruction MSE at T (in sample)"]
+    header += ["on held-out rounds", "rounds under a non-contracting fit", "s"]
 
-    lines += [f"## Super-arm switches per {BLOCK} rounds after round {initial}", ""]
-    switch_rows, firsts, lasts = [], {}, {}
-    for label, group in df.groupby("algorithm", sort=False):
-        counts = np.array(
+    switches = {  # mean over the runs per block
+        label: np.mean(
             [
                 switches_per_block(run.sort_values("t")["super_arm"].to_numpy(), initial)
                 for _, run in group.groupby("replicate")
-            ]
+            ],
+            axis=0,
         )
-        means = counts.mean(axis=0)
-        firsts[label], lasts[label] = means[0], means[-1]
-        switch_rows.append([label, *(f"{m:.1f}" for m in means)])
-    blocks = len(switch_rows[0]) - 1
+        for label, group in df.groupby("algorithm", sort=False)
+    }
+    blocks = len(next(iter(switches.values())))
     block_names = [
         f"{initial + b * BLOCK + 1}-{min(initial + (b + 1) * BLOCK, horizon)}"
         for b in range(blocks)
     ]
-    lines += [markdown_table(["algorithm", *block_names], switch_rows), ""]
+    switch_rows = [[label, *(f"{m:.1f}" for m in means)] for label, means in switches.items()]
 
     learner = next(label for label in df["algorithm"].unique() if label.startswith("SSEM"))
     final = last[(last["algorithm"] == learner)].sort_values("replicate")
     summary = final_arm_summary(int(final["super_arm"].iloc[0]), data)
-    lines += [f"## The final super arm of {learner} (run 0)", ""]
     member_rows = [
         [
             data.short_names[i],
@@ -205,34 +186,20 @@ def build_report(df: pd.DataFrame, grid: Any, data: TrainDelayData) -> str:
         ]
         for i in summary["members"]
     ]
-    header = ["station", "name", "mean exogenous delay (min)", "rank of 20", "distances (km)"]
-    lines += [markdown_table(header, member_rows), ""]
+    member_header = ["station", "name", "mean exogenous delay (min)", "rank of 20"]
     best = final_arm_summary(int(final["optimal_super_arm"].iloc[0]), data)
-    lines += [
-        "The simulator's optimal super arm: "
-        + ", ".join(f"{data.short_names[i]} (rank {best['rank'][i]})" for i in best["members"])
-        + f"; the largest distance between its {len(best['rest'])} stations of lower delay: "
-        + f"{best['rest_spread_km']:.0f} km.",
-        "",
-    ]
 
     runs = df[df["algorithm"] == learner].groupby("t")
     early_round = min(initial + 10, horizon)
     prequential = runs["prequential_mse"].mean()
     first_block = prequential.loc[initial + 1 : initial + BLOCK].mean()
     last_block = prequential.loc[max(initial + 1, horizon - BLOCK + 1) :].mean()
-    errors = {
-        kind: (float(means.loc[early_round]), float(means.loc[horizon]))
-        for kind, means in (
-            ("in sample", runs["reconstruction_mse"].mean()),
-            ("held out", runs["heldout_mse"].mean()),
-        )
-    }
+    first_switches, last_switches = switches[learner][0], switches[learner][-1]
     claims = [
         Claim.check(
             f"super-arm switches become rarer ({learner}, first vs last block of {BLOCK})",
-            f"{firsts[learner]:.1f} -> {lasts[learner]:.1f}",
-            bool(lasts[learner] < firsts[learner]) if blocks > 1 else None,
+            f"{first_switches:.1f} -> {last_switches:.1f}",
+            bool(last_switches < first_switches) if blocks > 1 else None,
         ),
         Claim.check(
             f"the final super arm has {HIGH_DELAY} stations of high inherent delay",
@@ -253,44 +220,59 @@ def build_report(df: pd.DataFrame, grid: Any, data: TrainDelayData) -> str:
             "the reconstruction of y from z based on earlier observations improves "
             f"(Fig. 3; prequential, first vs last block of {BLOCK})",
             f"MSE {first_block:.4g} -> {last_block:.4g}",
-            None
-            if np.isnan(first_block) or np.isnan(last_block)
-            else bool(last_block < first_block),
+            _improves(first_block, last_block),
         ),
     ]
-    for kind, (early, late) in errors.items():
+    for kind, column in (("in sample", "reconstruction_mse"), ("held out", "heldout_mse")):
+        means = runs[column].mean()
+        early, late = float(means.loc[early_round]), float(means.loc[horizon])
         claims.append(
             Claim.check(
                 f"the reconstruction of y from z improves over time (Fig. 3; {kind})",
                 f"MSE {early:.4g} at t = {early_round}, {late:.4g} at T",
-                None if np.isnan(early) or np.isnan(late) else bool(late < early),
+                _improves(early, late),
             )
         )
     if grid.environment == "simulator":
         claims.append(lowest_regret(last, learner))
-    lines += ["## Beside the paper's statements", "", claims_table(claims)]
-    return "\n".join(lines) + "\n"
+    return markdown_document(
+        f"# SSEM-UCB on the German train delays: {grid.environment}",
+        f"{n} stations, T = {horizon}, s = {grid.super_arm_size}, bonus form "
+        f"{grid.bonus_form!r}, radius scale {grid.radius_scale:g}, bonus scale "
+        f"{grid.bonus_scale:g}, {grid.replicates} run(s) per algorithm. "
+        + (
+            "The regret is the simulator's (its optimum is known)."
+            if grid.environment == "simulator"
+            else "The replay's regret is unknown: the regret shown is the simulator's mu of "
+            "the super arms played (a diagnostic)."
+        ),
+        section("Regret, reconstruction error and time", markdown_table(header, rows)),
+        section(
+            f"Super-arm switches per {BLOCK} rounds after round {initial}",
+            markdown_table(["algorithm", *block_names], switch_rows),
+        ),
+        section(
+            f"The final super arm of {learner} (run 0)",
+            markdown_table([*member_header, "distances (km)"], member_rows),
+            "The simulator's optimal super arm: "
+            + ", ".join(f"{data.short_names[i]} (rank {best['rank'][i]})" for i in best["members"])
+            + f"; the largest distance between its {len(best['rest'])} stations of lower delay: "
+            + f"{best['rest_spread_km']:.0f} km.",
+        ),
+        section("Beside the paper's statements", claims_table(claims)),
+    )
 
 
 def plot_selection(df: pd.DataFrame, data: TrainDelayData, out_path: Path) -> Path:
     """Fig. 6: the stations of the super arm played at every round, one panel per algorithm
     (run 0)."""
     labels = list(df["algorithm"].unique())
-    n = len(data.names)
-    figure = Figure(figsize=(10, 2.6 * len(labels)), layout="constrained")
-    axes = figure.subplots(len(labels), 1, squeeze=False)[:, 0]
+    figure, axes = panel_figure(len(labels), 1, (10, 2.6))
     for ax, label in zip(axes, labels, strict=True):
         run = df[(df["algorithm"] == label) & (df["replicate"] == df["replicate"].min())]
         codes = run.sort_values("t")["super_arm"].to_numpy()
-        grid = (codes[None, :] >> np.arange(n)[:, None]) & 1
-        ax.imshow(
-            grid,
-            aspect="auto",
-            cmap="Greys",
-            interpolation="nearest",
-            extent=(0.5, len(codes) + 0.5, n - 0.5, -0.5),
-        )
-        ax.set_yticks(range(n), data.short_names, fontsize=6)
+        chosen = (codes[:, None] >> np.arange(len(data.names))[None, :]) & 1  # (rounds, arms)
+        plot_choices(ax, chosen, data.short_names, fontsize=6)
         ax.set_title(label, fontsize="medium")
         ax.set_xlabel("round t")
     return save_figure(figure, out_path)
@@ -304,8 +286,7 @@ def plot_reconstruction(df: pd.DataFrame, out_path: Path) -> Path:
     """Fig. 3: the error of rebuilding y from z over time, mean over runs: prequential (each
     round through the fit that chose it; moving mean over :data:`SMOOTHING` rounds, solid),
     in sample (dotted) and on the held-out rounds (dashed)."""
-    figure = Figure(figsize=(6, 4), layout="constrained")
-    ax = figure.subplots()
+    figure, (ax,) = panel_figure(1, 1, (6, 4))
     styles = (
         ("prequential_mse", "-", "prequential"),
         ("reconstruction_mse", ":", "in sample"),
@@ -320,9 +301,7 @@ def plot_reconstruction(df: pd.DataFrame, out_path: Path) -> Path:
                 ax.plot(
                     errors.index, errors.to_numpy(), style, color=colour, label=f"{label}, {kind}"
                 )
-    ax.set_yscale("log")
-    ax.set_xlabel("round t")
-    ax.set_ylabel("reconstruction MSE (normalised)")
+    ax.set(yscale="log", xlabel="round t", ylabel="reconstruction MSE (normalised)")
     ax.legend(fontsize="small")
     return save_figure(figure, out_path)
 
@@ -333,16 +312,14 @@ def plot_final_map(df: pd.DataFrame, data: TrainDelayData, out_path: Path) -> Pa
     learner = next(label for label in df["algorithm"].unique() if label.startswith("SSEM"))
     row = df[(df["algorithm"] == learner) & (df["t"] == horizon)].sort_values("replicate")
     chosen = decode(int(row["super_arm"].iloc[0]), len(data.names))
-    figure = Figure(figsize=(6, 5), layout="constrained")
-    ax = figure.subplots()
+    figure, (ax,) = panel_figure(1, 1, (6, 5))
     ax.scatter(data.long, data.lat, color="lightgrey", edgecolor="grey")
     ax.scatter(data.long[chosen], data.lat[chosen], color="tab:red", zorder=3)
     for i, name in enumerate(data.short_names):
         ax.annotate(
             name, (data.long[i], data.lat[i]), fontsize=7, xytext=(3, 3), textcoords="offset points"
         )
-    ax.set_xlabel("longitude (deg E)")
-    ax.set_ylabel("latitude (deg N)")
+    ax.set(xlabel="longitude (deg E)", ylabel="latitude (deg N)")
     ax.set_title(f"final super arm of {learner} (red)", fontsize="medium")
     return save_figure(figure, out_path)
 

@@ -1,7 +1,7 @@
 """SSEM-UCB on the German train delays (Sec. V-B, App. -G2; Figs. 3 and 6).
 
 Two environments on one SEM fitted to the 80 available hours
-(:func:`~causalbandits.envs.train_delays.fit_train_delay_sem`): the calibrated simulator
+(:func:`~causalbandits.envs.train_delay_fit.fit_train_delay_sem`): the calibrated simulator
 (``T = 342``, whose optimum is known, so the regret is measured) and the replay of the real
 hours (``T = 79``, :mod:`~causalbandits.envs.train_delay_replay`; its regret is the
 simulator's diagnostic). The learners: SSEM-UCB-JO with the paper's ``s = 6``, ``q = 3`` and
@@ -42,17 +42,20 @@ from causalbandits.data.train_delays import (
     load_train_delays,
     resolve_data_dir,
 )
-from causalbandits.envs.train_delay_replay import TrainDelayReplay, train_delay_replay
+from causalbandits.envs.train_delay_fit import TrainDelayFit, fit_train_delay_sem
+from causalbandits.envs.train_delay_replay import (
+    ReplayConfig,
+    TrainDelayReplay,
+    train_delay_replay,
+)
 from causalbandits.envs.train_delays import (
     HORIZON,
     MAX_ARMS,
     MC_SAMPLES,
-    TrainDelayFit,
+    SimulatorConfig,
     TrainDelaySimulator,
-    fit_train_delay_sem,
     train_delay_simulator,
 )
-from causalbandits.estimators.dictionary_lasso import check_fit_options
 from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
 from causalbandits.experiments.metrics import METRICS
 from causalbandits.experiments.recorders import (
@@ -74,7 +77,8 @@ from causalbandits.papers.ssem_ucb.paper import (
 )
 from causalbandits.papers.ssem_ucb.train_delay_report import build_report, plot_all
 from causalbandits.policies import POLICIES
-from causalbandits.validation import count, in_range, non_negative, optional, positive
+from causalbandits.policies.ssem_ucb import SSEMOptions
+from causalbandits.validation import count
 
 ENVIRONMENTS = ("simulator", "replay")
 #: The paper's Taylor degree on this data.
@@ -90,6 +94,17 @@ MAX_CONTRACTION = 0.9
 #: signal); the trials' values themselves keep no edge here (decisions: ssem-ucb 16).
 LASSO_PENALTY = 1e-6
 EDGE_THRESHOLD = 1.5e-3
+#: The run's fields that are the learners' knobs (:class:`~causalbandits.policies.ssem_ucb.
+#: SSEMOptions` of the same names).
+LEARNER_FIELDS = (
+    "radius_scale",
+    "bonus_scale",
+    "bonus_form",
+    "max_contraction",
+    "lam",
+    "target_density",
+    "edge_threshold",
+)
 
 
 @cache
@@ -106,20 +121,11 @@ def fitted(folder: str) -> tuple[TrainDelayData, TrainDelayFit]:
 
 
 @cache
-def simulator(
-    folder: str, horizon: int, super_arm_size: int, mc_samples: int, seed: int, replicates: int
-) -> TrainDelaySimulator:
+def simulator(folder: str, config: SimulatorConfig, seed: int) -> TrainDelaySimulator:
     """The calibrated simulator on ``folder``'s fit (its Monte Carlo table built once per
-    process and configuration)."""
+    process, configuration and seed)."""
     _, fit = fitted(folder)
-    return train_delay_simulator(
-        fit=fit,
-        horizon=horizon,
-        max_arms=super_arm_size,
-        seed=seed,
-        mc_samples=mc_samples,
-        replicates=replicates,
-    )
+    return train_delay_simulator(fit=fit, config=config, seed=seed)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,12 +182,7 @@ class TrainDelayRun(BanditGrid):
             self.degree(label)  # unknown labels raise here
         for name in ("horizon", "super_arm_size", "mc_samples"):
             count(name, getattr(self, name))
-        positive("radius_scale", self.radius_scale)
-        non_negative("bonus_scale", self.bonus_scale)
-        check_fit_options(self.lam, self.target_density, self.edge_threshold)
-        optional(
-            in_range, "max_contraction", self.max_contraction, 0, 1, low_open=True, high_open=True
-        )
+        SSEMOptions(**self.learner())  # checks the learners' knobs
 
     @staticmethod
     def degree(label: str) -> int:
@@ -218,40 +219,36 @@ class TrainDelayRun(BanditGrid):
 
     def oracle(self, replicates: int = 1) -> TrainDelaySimulator:
         """The simulator (the replay's diagnostic oracle with ``replicates = 1``)."""
-        return simulator(
-            self.folder(),
-            self.horizon,
-            self.super_arm_size,
-            self.mc_samples,
-            self.seed,
-            replicates,
+        config = SimulatorConfig(
+            horizon=self.horizon,
+            super_arm_size=self.super_arm_size,
+            mc_samples=self.mc_samples,
+            replicates=replicates,
         )
+        return simulator(self.folder(), config, self.seed)
 
     def build_environment(self, count: int) -> TrainDelaySimulator | TrainDelayReplay:
         """The environment of ``count`` replicates (not yet reset)."""
         if self.environment == "simulator":
             return self.oracle(count)
         data, fit = fitted(self.folder())
-        return train_delay_replay(data, fit=fit, max_arms=self.super_arm_size, oracle=self.oracle())
+        config = ReplayConfig(super_arm_size=self.super_arm_size)
+        return train_delay_replay(data, fit=fit, config=config, oracle=self.oracle())
 
     def policy(self, label: str, env: Any) -> Any:
         """A fresh policy (not yet reset): ``label``'s registry entry
         (:func:`~causalbandits.papers.ssem_ucb.paper.policy_entry`) with the fitted SEM's
         dictionary and this run's learner options."""
         self.degree(label)
-        learner = {
-            "radius_scale": self.radius_scale,
-            "bonus_scale": self.bonus_scale,
-            "bonus_form": self.bonus_form,
-            "signal_width": 1.0,
-            "upper_triangular": False,
-            "max_contraction": self.max_contraction,
-            "lam": self.lam,
-            "target_density": self.target_density,
-            "edge_threshold": self.edge_threshold,
-        }
-        name, options = policy_entry(label, fitted(self.folder())[1].dictionary, learner)
+        name, options = policy_entry(label, fitted(self.folder())[1].dictionary, self.learner())
         return POLICIES.build(name, env, **options)
+
+    def learner(self) -> dict[str, Any]:
+        """The SSEM-UCB knobs of this run (:class:`~causalbandits.policies.ssem_ucb.
+        SSEMOptions` by name): its :data:`LEARNER_FIELDS`, signals in an interval of width 1
+        and a cyclic ``F_hat``."""
+        own = {name: getattr(self, name) for name in LEARNER_FIELDS}
+        return {**own, "signal_width": 1.0, "upper_triangular": False}
 
     # ---------------------------------------------------------------- the hooks
 
