@@ -3,6 +3,8 @@ documented definitions, on small hand-made tables (issue 32, mutation testing)."
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -86,6 +88,7 @@ def test_table_queries_are_checked() -> None:
         ([0.0, 0.5, 0.9], (3, 2, 3), "start at 0 and end at 1"),
         ([0.0], (1, 2, 3), "start at 0 and end at 1"),
         ([[0.0, 1.0]], (2, 2, 3), "start at 0 and end at 1"),
+        ([[0.0, 1.0], [0.0, 1.0]], (2, 2, 3), "start at 0 and end at 1"),
         ([0.0, 0.6, 0.5, 1.0], (4, 2, 3), "must be increasing"),
         ([0.0, 0.5, 0.5, 1.0], (4, 2, 3), "must be increasing"),
         ([0.0, 0.5, 1.0], (3, 2, 2), r"values must have shape \(3, G, 3\), got \(3, 2, 2\)"),
@@ -171,3 +174,69 @@ def test_table_settings_are_checked_naming_them(tmp_path) -> None:
     table = pt.test_properties_table(**small, cache_dir=folder)
     assert len(list(folder.glob("pooled-testing-*.npz"))) == 1
     assert table.values.shape == (2, 3, 3)
+
+
+def padded(values: np.ndarray, side: int) -> np.ndarray:
+    """``(R, N)`` household values laid out row by row in ``side x side`` arrays, zeros after
+    the last household (the module docstring's layout, written out here)."""
+    reps, n = values.shape
+    arrays = -(-n // (side * side))
+    out = np.zeros((reps, arrays * side * side), dtype=np.int64)
+    out[:, :n] = values
+    return out.reshape(reps, arrays, side, side)
+
+
+@pytest.mark.parametrize("group_size", [2, 8, 30])
+def test_array_pools_follow_the_documented_model(group_size: int) -> None:
+    """174 households in arrays of side 1 (group size 2), 4 (8) or 13 (30; the last array holds
+    5 households: one row, columns of one household, 8 empty columns): every non-empty row and
+    column is one test; a pool with ``k >= 1`` detectable infections among ``n`` households
+    is positive with probability ``1 - 0.05^(k / n^0.076)`` (else 0.1); a household is
+    quarantined at a positive row and a positive column. Each pool's uniform is put 1e-9
+    below or above its documented probability, so every pool's result is fixed by the
+    formula, and the layout's counts equal this restatement exactly."""
+    population = pt._Population.draw(174, 3, np.random.SeedSequence(3))
+    side = int(pt.array_side(group_size))
+    _, i_h, k_h = population.household_counts(float(pt.primary_case_probability(0.3)))
+    sizes = padded(population.sizes, side)
+    present = sizes > 0
+    row_n, col_n = present.sum(axis=3), present.sum(axis=2)
+    layout = pt._Layout.build(population, side)
+    np.testing.assert_array_equal(layout.tests, (row_n > 0).sum((1, 2)) + (col_n > 0).sum((1, 2)))
+
+    def probability(k: np.ndarray, n: np.ndarray) -> np.ndarray:
+        hit = 1 - pt.DILUTION_BASE ** (k / np.maximum(n, 1) ** pt.DILUTION_EXPONENT)
+        return np.where(k > 0, hit, pt.POOL_FPR)
+
+    rng = np.random.default_rng(4)
+    k_pad, i_pad = padded(k_h, side), padded(i_h, side)
+    p_rows, p_cols = probability(k_pad.sum(axis=3), row_n), probability(k_pad.sum(axis=2), col_n)
+    row_u = p_rows + np.where(rng.random(p_rows.shape) < 0.5, -1e-9, 1e-9)
+    col_u = p_cols + np.where(rng.random(p_cols.shape) < 0.5, -1e-9, 1e-9)
+    layout = dataclasses.replace(layout, row_u=row_u, col_u=col_u)
+    rows, cols = (row_u < p_rows) & (row_n > 0), (col_u < p_cols) & (col_n > 0)
+    quarantined = rows[..., :, None] & cols[..., None, :]
+    caught = np.where(quarantined, i_pad, 0).sum(axis=(1, 2, 3))
+    people = np.where(quarantined, sizes, 0).sum(axis=(1, 2, 3))
+    missed, false_q = layout.quarantine(i_h, k_h)
+    np.testing.assert_array_equal(missed, i_h.sum(axis=1) - caught)
+    np.testing.assert_array_equal(false_q, people - caught)
+    assert caught.sum() > 0 and (people - caught).sum() > 0
+    if side == 13:
+        assert (col_n == 1).any() and (col_n == 0).any()
+
+
+def test_group_sizes_become_integer_array_sides_and_bad_seeds_are_refused() -> None:
+    """``check_group_size`` returns int64 (also from whole floats), ``array_side`` integer sides
+    ``ceil(g / 2.4485)`` (0 for group size 1); a seed that is a bool, not whole or negative is
+    refused, and a bad fidelity names its parameter."""
+    assert pt.check_group_size(np.array([2.0, 7.0])).dtype == np.int64
+    sides = pt.array_side([1, 2, 8, 30])
+    assert sides.dtype.kind == "i" and sides.tolist() == [0, 1, 4, 13]
+    for seed in (True, 2.5, -1):
+        with pytest.raises(ValueError, match=r"^seed must be a non-negative integer"):
+            pt.test_properties(0.1, 3, households=5, replications=1, seed=seed)
+    with pytest.raises(ValueError, match=r"^households must be an integer >= 1, got 0$"):
+        pt.test_properties(0.1, 3, households=0, replications=1)
+    with pytest.raises(ValueError, match=r"^replications must be an integer >= 1, got 0$"):
+        pt.test_properties(0.1, 3, households=5, replications=0)

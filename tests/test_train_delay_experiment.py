@@ -51,7 +51,7 @@ def test_the_lowest_regret_is_paired_against_the_best_other(differences, verdict
     base = [20.0, 25.0, 30.0][: len(differences)]
     totals = {
         "SSEM-UCB-JO q=3": [b + d for b, d in zip(base, differences, strict=True)],
-        "SEM-UCB": base,
+        "SEM-UCB (linear dictionary)": base,
         "Random": [b + 20 for b in base],
     }
     last = pd.DataFrame(

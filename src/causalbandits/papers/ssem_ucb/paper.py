@@ -79,20 +79,22 @@ def taylor_oracle(degree: int) -> str:
 #: the true SEM and exact moments (a diagnostic beside the paper's algorithms).
 ORACLES = tuple(taylor_oracle(q) for q in DEGREES)
 
-#: The algorithms of each trial (trial 2 adds SSEM-UCB-Norm; SEM-UCB is JO with q = 1 and the
-#: linear dictionary, as the paper says of its lowest degree).
+#: The paper's "SEM-UCB": SSEM-UCB-JO with q = 1 and the linear dictionary, as the paper says
+#: of its lowest degree (labelled apart from NDC-SEM's SEM-UCB, another class).
+SEM_UCB = "SEM-UCB (linear dictionary)"
+#: The algorithms of each trial (trial 2 adds SSEM-UCB-Norm).
 ALGORITHMS = {
     "linear": (jo(1), jo(2), jo(3), "Random"),
-    "trial-1": (*(jo(q) for q in DEGREES), "SEM-UCB", *BASELINES, *ORACLES),
-    "trial-2": (*(jo(q) for q in DEGREES), norm(4), "SEM-UCB", *BASELINES, *ORACLES),
-    "trial-3": (jo(1), jo(2), jo(3), jo(4), "SEM-UCB", "METS", "SGB", "Random"),
+    "trial-1": (*(jo(q) for q in DEGREES), SEM_UCB, *BASELINES, *ORACLES),
+    "trial-2": (*(jo(q) for q in DEGREES), norm(4), SEM_UCB, *BASELINES, *ORACLES),
+    "trial-3": (jo(1), jo(2), jo(3), jo(4), SEM_UCB, "METS", "SGB", "Random"),
 }
 
 
 # -------------------------------------------------------------------- labels -> policies
 
 _DEGREE = re.compile(r"^(SSEM-UCB-JO|SSEM-UCB-Norm|Taylor oracle) q=(\d+)(?: fd=(\S+))?$")
-SSEM_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm", "SEM-UCB")
+SSEM_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm", SEM_UCB)
 #: The families whose label may name a finite-difference step (``" fd=<h>"``).
 FD_FAMILIES = ("SSEM-UCB-JO", "SSEM-UCB-Norm")
 
@@ -131,12 +133,11 @@ def uses_scales(label: str) -> bool:
 
 
 #: The legend families -> entries of the one registry (:data:`causalbandits.policies.
-#: POLICIES`). "SEM-UCB" is SSEM-UCB-JO of degree 1 on the linear dictionary, as the paper
-#: says of its lowest degree.
+#: POLICIES`); :data:`SEM_UCB` is SSEM-UCB-JO of degree 1 on the linear dictionary.
 FAMILY_POLICIES = {
     "SSEM-UCB-JO": "ssem-ucb-jo",
     "SSEM-UCB-Norm": "ssem-ucb-norm",
-    "SEM-UCB": "ssem-ucb-jo",
+    SEM_UCB: "ssem-ucb-jo",
     "Taylor oracle": "taylor-oracle",
     "METS": "mets",
     "SGB": "sgb",
@@ -160,7 +161,7 @@ def policy_entry(
         raise ValueError(f"unknown algorithm {label!r}")
     options: dict[str, Any] = dict((fixed or {}).get(family, {}))
     if family in SSEM_FAMILIES:
-        linear = family == "SEM-UCB"
+        linear = family == SEM_UCB
         options |= {"degree": 1 if linear else degree}
         options |= {"dictionary": ("linear",) if linear else dictionary, **learner}
         options |= derivative_options(label)

@@ -70,6 +70,7 @@ from causalbandits.papers.ssem_ucb.paper import (
     BONUS_SCALE,
     EVALUATION_SEED,
     RADIUS_SCALE,
+    SEM_UCB,
     algorithm_family,
     finite_difference_step,
     jo,
@@ -83,9 +84,9 @@ from causalbandits.validation import count
 ENVIRONMENTS = ("simulator", "replay")
 #: The paper's Taylor degree on this data.
 DEGREE = 3
-ALGORITHMS = (jo(DEGREE), "SEM-UCB", "Random")
+ALGORITHMS = (jo(DEGREE), SEM_UCB, "Random")
 #: The label families this run takes (no finite differences).
-LEARNERS = ("SSEM-UCB-JO", "SEM-UCB", "Random")
+LEARNERS = ("SSEM-UCB-JO", SEM_UCB, "Random")
 #: The learners' fits are shrunk onto contractions of this rate (decisions: ssem-ucb 16).
 MAX_CONTRACTION = 0.9
 #: The learners' lasso penalty and edge threshold: the synthetic trials' 1e-3 and 0.05 carried
@@ -135,7 +136,7 @@ class TrainDelayRun(BanditGrid):
     Parameters
     ----------
     environment: ``"simulator"`` or ``"replay"``.
-    algorithms: ``"SSEM-UCB-JO q=<q>"``, ``"SEM-UCB"``, ``"Random"``.
+    algorithms: ``"SSEM-UCB-JO q=<q>"``, ``"SEM-UCB (linear dictionary)"``, ``"Random"``.
     replicates: runs per algorithm (the paper: one).
     horizon: ``T`` of the simulator (the replay serves every present hour once).
     super_arm_size: ``s``.

@@ -100,9 +100,10 @@ class SyntheticTrial(BanditGrid):
     trial: ``"linear"``, ``"trial-1"``, ``"trial-2"`` or ``"trial-3"`` (:data:`DESIGNS`).
     design: overrides of the trial's :class:`~causalbandits.envs.separable_instances.
         TrialDesign` fields (sensitivities, e.g. ``{"coefficient_range": (0.1, 0.2)}``).
-    algorithms: labels: ``"SSEM-UCB-JO q=<q>"``, ``"SSEM-UCB-Norm q=<q>"``, ``"SEM-UCB"``,
-        ``"METS"``, ``"SGB"``, ``"IGP-UCB"``, ``"Random"``, ``"Taylor oracle q=<q>"``; the
-        first two with ``" fd=<h>"`` appended use finite-difference derivatives of step ``h``.
+    algorithms: labels: ``"SSEM-UCB-JO q=<q>"``, ``"SSEM-UCB-Norm q=<q>"``,
+        ``"SEM-UCB (linear dictionary)"``, ``"METS"``, ``"SGB"``, ``"IGP-UCB"``, ``"Random"``,
+        ``"Taylor oracle q=<q>"``; the first two with ``" fd=<h>"`` appended use
+        finite-difference derivatives of step ``h``.
     replicates: instances (and runs) per algorithm.
     horizon, super_arm_size: ``T`` and ``s``.
     radius_scale, bonus_scale: multipliers of ``C_t`` and of the external UCB (SSEM-UCB
