@@ -225,6 +225,7 @@ MODULES: dict[str, Target] = {
     "dictionary_lasso": Target(
         f"{PKG}/estimators/dictionary_lasso.py",
         (
+            "tests/test_mut_dictionary_lasso.py",
             "tests/test_ssem_helpers_equations.py",
             "tests/test_ssem_model.py",
             "tests/test_ssem_ucb.py",
@@ -239,10 +240,37 @@ MODULES: dict[str, Target] = {
             "tests/test_ssem_noise_and_derivatives.py",
         ),
     ),
-    "pooled_testing": Target(f"{PKG}/envs/pooled_testing.py", ("tests/test_pooled_testing.py",)),
+    # Every test of the simulator and its table; not the COVID problem's end-to-end optimum
+    # (5 s per mutant through the table) nor its objective (torch only).
+    "pooled_testing": Target(
+        f"{PKG}/envs/pooled_testing.py",
+        ("tests/test_mut_pooled_testing.py",)
+        + tuple(
+            f"tests/test_pooled_testing.py::{name}"
+            for name in (
+                "test_vectorised_simulator_agrees_with_the_loop_version",
+                "test_infected_share_matches_the_prevalence",
+                "test_group_size_one_is_one_test_per_person",
+                "test_prevalence_zero_and_one_closed_forms",
+                "test_deterministic_for_a_seed_and_common_random_numbers",
+                "test_table_equals_the_simulator_on_the_grid",
+                "test_table_interpolates_within_the_measured_error",
+                "test_table_disk_cache",
+                "test_bad_prevalence",
+                "test_bad_group_size",
+                "test_bad_fidelity",
+                "test_bad_table_queries",
+                "test_period_dynamics_by_hand",
+                "test_pool_sizes",
+                "test_network_structure_and_mechanisms",
+            )
+        ),
+    ),
+    # The loader's own tests (the environments' tests fit the simulator to the data: 10-15 s
+    # per mutant, and they read only what the loader's tests check).
     "train_delays_data": Target(
         f"{PKG}/data/train_delays.py",
-        ("tests/test_train_delays.py", "tests/test_train_delay_envs.py"),
+        ("tests/test_mut_train_delays.py", "tests/test_train_delays.py"),
     ),
     "train_delays_env": Target(
         f"{PKG}/envs/train_delays.py",
@@ -254,7 +282,11 @@ MODULES: dict[str, Target] = {
     # batched-versus-looped tests cost 5 to 17 s each per mutant).
     "exogenous": Target(
         f"{PKG}/estimators/exogenous.py",
-        ("tests/test_bo_policies_formulas.py", "tests/test_exogenous.py"),
+        (
+            "tests/test_bo_policies_formulas.py",
+            "tests/test_exogenous.py",
+            "tests/test_mut_exogenous.py",
+        ),
     ),
     "gp_network": Target(
         f"{PKG}/estimators/gp_network.py",
@@ -321,6 +353,7 @@ def prepare_workdir(work: Path, target: Target) -> None:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     copy_tree(work)
+    link_shared_data(work)
     conftest = work / "tests" / "conftest.py"
     conftest.write_text(conftest.read_text() + FRESH_CACHES)
     selection = "\n".join(f"    {t}" for t in target.tests)
@@ -336,11 +369,12 @@ def prepare_workdir(work: Path, target: Target) -> None:
 #: Appended to the scratch copy's ``tests/conftest.py``: mutmut forks every mutant's test run
 #: from a process that has already imported (and run) the code, so a ``functools.cache`` filled
 #: there (e.g. ``jets.monomials``) would hand the mutant the original code's results and hide
-#: every mutant of the functions behind it. Each test starts with empty caches instead.
+#: every mutant of the functions behind it. The caches are emptied when the mutant's session
+#: starts (before any module- or session-scoped fixture, e.g. a cached table built for a whole
+#: test module) and again before each test.
 FRESH_CACHES = """
 
-@pytest.fixture(autouse=True)
-def _mutation_fresh_caches():
+def _mutation_clear_caches():
     import sys
 
     for name, module in list(sys.modules.items()):
@@ -352,8 +386,33 @@ def _mutation_fresh_caches():
                 clear = getattr(item, "cache_clear", None)
                 if callable(clear):
                     clear()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _mutation_fresh_caches_per_session():
+    _mutation_clear_caches()
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _mutation_fresh_caches():
+    _mutation_clear_caches()
     yield
 """
+
+
+def link_shared_data(work: Path) -> None:
+    """The shared data folder beside the repository (``../shared``: the train-delay and COVID
+    files the tests read through ``parents[2] / "shared"`` or the working directory's
+    ``../shared``) linked where the copied tests look for it: beside the scratch copy (tests
+    run in it, ``--listed``) and inside it (mutmut runs them from its ``mutants`` copy).
+    Without it those tests skip and every mutant they would catch survives."""
+    shared = ROOT.parent / "shared"
+    if not shared.is_dir():
+        return
+    for link in (work.parent / "shared", work / "shared"):
+        if not link.exists():
+            link.symlink_to(shared, target_is_directory=True)
 
 
 def copy_tree(work: Path) -> None:
@@ -558,6 +617,7 @@ def run_listed(workroot: Path, keys: list[str] | None = None) -> dict:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     copy_tree(work)
+    link_shared_data(work)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(work / "src")
     results = {}

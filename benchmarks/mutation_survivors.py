@@ -242,6 +242,11 @@ CPU_ONLY = (
     "library keeps every tensor"
 )
 
+LASSO_SCALE = (
+    "scale = np.abs(target).max(initial=0.0) / max(float(diag.max(initial=0.0)), 1e-300) + 1e-300"
+)
+EMPTY_MAX = "initial only matters for an empty array (no node or no feature), never fitted"
+
 #: (key, original line) -> (class, reason): every surviving mutant of that line.
 LINES: dict[tuple[str, str], tuple[str, str]] = {
     # ------------------------------------------------------------------ linsem
@@ -853,10 +858,10 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         "exogenous",
         "index = torch.searchsorted(cum, uniforms.to(DTYPE).contiguous(), right=True)",
     ): (
-        H,
-        "searchsorted compares float32 uniforms with the float64 cumulative weights; only a "
-        "uniform within float32 rounding of a cumulative weight could pick another component "
-        "(the policies draw float64 uniforms)",
+        E,
+        "torch.searchsorted compares float32 uniforms with the float64 cumulative weights in "
+        "float64 (checked: 0.5f against 0.5 + 1e-9 picks component 0), and float32 -> float64 "
+        "is exact",
     ),
     ("exogenous", "random_state = int(random_state.integers(2**31))"): (
         H,
@@ -898,7 +903,8 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
     ): (
         H,
         "float32 normals promote exactly to float64 in the product with the float64 stds; "
-        + CPU_ONLY,
+        "without device= a torch tensor keeps its own device, the uniforms' one when both "
+        "base samples share it as documented",
     ),
     (
         "exogenous",
@@ -919,6 +925,294 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         "start instead of 3) can only miss a higher likelihood, and every start converges to "
         "the same optimum on the tested data",
     ),
+    # ------------------------------------------------------------------ dictionary_lasso
+    ("dictionary_lasso", "return values.reshape(*values.shape[:-2], -1)"): (E, NEGATIVE_RESHAPE),
+    ("dictionary_lasso", "w = np.where(support, start, 0.0)"): (
+        H,
+        "without the warm start coordinate descent starts from 0 and stops within LASSO_TOL of "
+        "the same convex minimum (same edges on the tested data, then refitted); only the "
+        "number of sweeps changes",
+    ),
+    ("dictionary_lasso", "safe = np.where(diag > 0, diag, 1.0)"): (
+        E,
+        "safe is only read where diag > 0: the np.where on the new weight zeroes every column "
+        "with G_pp = 0 whatever was divided there",
+    ),
+    (
+        "dictionary_lasso",
+        "columns = [p for p in range(gram.shape[1]) if support[:, p].any()]",
+    ): (E, "the Gram matrices are square (R, P, P): shape[2] is shape[1]"),
+    ("dictionary_lasso", "new = np.where(free & (diag[:, p, None] > 0), new, 0.0)"): (
+        E,
+        "G_pp = 0 only if feature p is 0 in every round; then c_p = 0 and row p of G is 0, so "
+        "rho = 0 and the soft threshold gives 0 as the mask does",
+    ),
+    ("dictionary_lasso", "if largest <= LASSO_TOL * scale:"): (
+        H,
+        "< and <= differ only on an exact floating-point tie of the largest move with the "
+        "tolerance (one more sweep then)",
+    ),
+    ("dictionary_lasso", "self.counts = np.zeros(replicates, dtype=np.int64)"): (
+        E,
+        "the counts are only read through np.maximum(counts, 1) in float arithmetic: float64 "
+        "counts of whole rounds give the same numbers",
+    ),
+    (
+        "dictionary_lasso",
+        "rows = np.flatnonzero(np.ones(len(self.counts), bool) if which is None else which)",
+    ): (E, "float ones are as non-zero as True: flatnonzero gives every row either way"),
+    ("dictionary_lasso", "t = np.maximum(self.counts[rows], 1).astype(float)"): (
+        E,
+        "astype(None) is float64",
+    ),
+    ("dictionary_lasso", "low = np.log(self.lam[rows]) - 4.0"): (
+        H,
+        "a wider bisection bracket (e^5 instead of e^4 around the last lam, not documented) "
+        "still ends at a lam whose graph has the edge count closest to the target (the same "
+        "graphs in the tests); only the lam found within that graph's range moves",
+    ),
+    ("dictionary_lasso", "high = np.log(self.lam[rows]) + 4.0"): (
+        H,
+        "a wider bisection bracket (e^5 instead of e^4 around the last lam, not documented) "
+        "still ends at a lam whose graph has the edge count closest to the target (the same "
+        "graphs in the tests); only the lam found within that graph's range moves",
+    ),
+    ("dictionary_lasso", "better = gap < best_gap"): (
+        H,
+        "differs only on a tie of |count - target| between two bisection steps: the later "
+        "instead of the earlier fit is kept, both 'closest to the target' as documented",
+    ),
+    ("dictionary_lasso", "too_many = count > target"): (
+        E,
+        "the branches differ only once count == target: that fit (gap 0) is already kept and "
+        "no later step can beat a gap of 0, so the returned fit and lam are the same",
+    ),
+    ("dictionary_lasso", 'ridge = 1e-8 * (np.einsum("rpp->r", gram) / gram.shape[1] + 1.0)'): (
+        H,
+        "the ridge is a 1e-8 stabiliser of the least-squares refit: another tiny size (or a "
+        "square Gram's shape[2]) moves the refitted weights by about 1e-8 relative; only a "
+        "kept Gram block singular to within 1e-8 could tell",
+    ),
+    ("dictionary_lasso", "system = gram[r][np.ix_(cols, cols)] + ridge[r] * np.eye(cols.size)"): (
+        H,
+        "subtracting instead of adding the 1e-8 stabiliser moves the refitted weights by about "
+        "1e-8 relative; only a kept Gram block singular to within 1e-8 could tell",
+    ),
+    # ------------------------------------------------------------------ pooled_testing
+    ("pooled_testing", "p = np.asarray(prevalence, dtype=float)"): (
+        H,
+        "only integer input keeps an integer dtype, and the only valid integers are 0 and 1; "
+        "every caller uses the values in float arithmetic",
+    ),
+    ("pooled_testing", 'raise ValueError("prevalence must be finite")'): (H, MESSAGE_DECORATED),
+    ("pooled_testing", 'raise ValueError("group sizes must be finite")'): (H, MESSAGE_DECORATED),
+    (
+        "pooled_testing",
+        'raise ValueError(f"group sizes must be integers >= 1, got {g.ravel()[:5].tolist()}")',
+    ): (H, "the message shows the first six instead of five offending values"),
+    ("pooled_testing", "r = np.asarray(r, dtype=float)[..., None]"): (E, DTYPE_FLOAT_INPUT),
+    ("pooled_testing", "if value <= 0.0 or value >= 1.0:"): (
+        E,
+        "f(0) = 0 and f(1) = 1 exactly (checked): Brent's method returns an end of the bracket "
+        "where f - v is exactly 0, so 0 and 1 map to themselves either way",
+    ),
+    ("pooled_testing", "1.0,"): (
+        H,
+        "Brent's method on [0, 2] brackets the same single root (f(r) > 1 for r in (1, 2]) and "
+        "stops within the same 1e-15 tolerance: only a threshold within 1e-15 of r could flip",
+    ),
+    ("pooled_testing", "u = _child(seed, _Streams.SIZES).random((replications, households))"): (
+        H,
+        "float64 instead of float32 uniforms, or the seed's own stream instead of this one's: "
+        "other draws from the same law, still independent of the other streams (twice the memory "
+        "for float64)",
+    ),
+    ("pooled_testing", "sizes += u >= bound"): (
+        H,
+        "a float64 uniform exactly equal to a cumulative size probability (probability about "
+        "2^-53) is the only case where >= and > differ",
+    ),
+    ("pooled_testing", "members = tuple(np.flatnonzero(flat > j) for j in range(7))"): (
+        E,
+        "members[7] (households of more than 7 people) is empty: one more empty block adds nothing",
+    ),
+    ("pooled_testing", "n = int(flat.sum(dtype=np.int64))"): (
+        E,
+        "numpy sums small integers (int8, int16, bool) in int64 by default: the same counts",
+    ),
+    ("pooled_testing", "primary = _child(seed, _Streams.PRIMARY).random(n, dtype=np.float32)"): (
+        H,
+        "float64 instead of float32 uniforms, or the seed's own stream instead of this one's: "
+        "other draws from the same law, still independent of the other streams (twice the memory "
+        "for float64)",
+    ),
+    ("pooled_testing", "exposed = _child(seed, _Streams.SECONDARY).random(n, dtype=np.float32)"): (
+        H,
+        "float64 instead of float32 uniforms, or the seed's own stream instead of this one's: "
+        "other draws from the same law, still independent of the other streams (twice the memory "
+        "for float64)",
+    ),
+    ("pooled_testing", "exposed = exposed < SECONDARY_ATTACK_RATE"): (
+        H,
+        "a float32 uniform exactly equal to the bound (probability about 2^-24 per draw) is the "
+        "only case where < and <= differ",
+    ),
+    (
+        "pooled_testing",
+        "swab = _child(seed, _Streams.SWAB).random(n, dtype=np.float32) >= SWAB_FNR",
+    ): (
+        H,
+        "float64 instead of float32 uniforms, or the seed's own stream instead of this one's: "
+        "other draws from the same law, still independent of the other streams (twice the memory "
+        "for float64); > instead of >=: a float32 uniform exactly equal to the bound (probability "
+        "about 2^-24 per draw) is the only case where < and <= differ",
+    ),
+    ("pooled_testing", "test = _child(seed, _Streams.INDIVIDUAL).random(n, dtype=np.float32)"): (
+        H,
+        "float64 instead of float32 uniforms, or the seed's own stream instead of this one's: "
+        "other draws from the same law, still independent of the other streams (twice the memory "
+        "for float64)",
+    ),
+    (
+        "pooled_testing",
+        "for block, households_j in zip(_blocks(members), members[1:], strict=True):",
+    ): (E, STRICT_ZIP),
+    ("pooled_testing", "out = person[: self.sizes.size].astype(np.int8)"): (
+        E,
+        "the arrays hold the same whole numbers as float64; every use compares them or sums them "
+        "as int64",
+    ),
+    (
+        "pooled_testing",
+        "for block, households_j in zip(_blocks(self.members), self.members[1:], strict=True):",
+    ): (E, STRICT_ZIP),
+    ("pooled_testing", "infected = self.threshold < r"): (
+        H,
+        "only a float32 threshold exactly equal to r differs: at r = 0 a threshold of exactly 0 "
+        "(probability 2^-24 per person) would count as infected",
+    ),
+    (
+        "pooled_testing",
+        "positive = np.where(infected & self.swab, self.test >= DILUTION_BASE, self.test < "
+        "POOL_FPR)",
+    ): (
+        H,
+        "a float32 uniform exactly equal to the bound (probability about 2^-24 per draw) is the "
+        "only case where < and <= differ",
+    ),
+    ("pooled_testing", "missed = np.where(quarantined, 0, i_h).sum(axis=1, dtype=np.int64)"): (
+        E,
+        "numpy sums small integers (int8, int16, bool) in int64 by default: the same counts",
+    ),
+    (
+        "pooled_testing",
+        "false_q = np.where(quarantined, self.sizes - i_h, 0).sum(axis=1, dtype=np.int64)",
+    ): (E, "numpy sums small integers (int8, int16, bool) in int64 by default: the same counts"),
+    ("pooled_testing", "row_n = present.sum(axis=-1, dtype=np.int16)"): (
+        E,
+        "the same counts (at most the array side) in int64 instead of int16",
+    ),
+    ("pooled_testing", "col_n = present.sum(axis=-2, dtype=np.int16)"): (
+        E,
+        "the same counts (at most the array side) in int64 instead of int16; present is 4-D, so "
+        "axis +2 is axis -2",
+    ),
+    ("pooled_testing", "(population.replications, 2, *row_n.shape[1:]), dtype=np.float32"): (
+        H,
+        "float64 instead of float32 pool uniforms, or a third unused set drawn with them: other "
+        "draws from the same law",
+    ),
+    ("pooled_testing", "(population.replications, 2, *row_n.shape[1:]), dtype=np.float32 | )"): (
+        H,
+        "float64 instead of float32 pool uniforms, or a third unused set drawn with them: other "
+        "draws from the same law",
+    ),
+    (
+        "pooled_testing",
+        "cols = self.positive(k_pad.sum(axis=-2), self.col_n, self.col_u, self.dilution_scale[1])",
+    ): (E, "k_pad is 4-D: axis +2 is axis -2"),
+    (
+        "pooled_testing",
+        "caught = np.where(quarantined, i_pad, 0).sum(axis=(1, 2, 3), dtype=np.int64)",
+    ): (E, "numpy sums small integers (int8, int16, bool) in int64 by default: the same counts"),
+    (
+        "pooled_testing",
+        "people_q = np.where(quarantined, self.sizes, 0).sum(axis=(1, 2, 3), dtype=np.int64)",
+    ): (E, "numpy sums small integers (int8, int16, bool) in int64 by default: the same counts"),
+    ("pooled_testing", "infected = i_h.sum(axis=1, dtype=np.int64)"): (
+        E,
+        "numpy sums small integers (int8, int16, bool) in int64 by default: the same counts",
+    ),
+    ("pooled_testing", "out = np.zeros((reps, arrays * per_array), dtype=values.dtype)"): (
+        E,
+        "the arrays hold the same whole numbers as float64; every use compares them or sums them "
+        "as int64",
+    ),
+    ("pooled_testing", "seed: int | np.random.SeedSequence = 0,"): (
+        H,
+        "the default seed only matters to direct callers; test_properties passes its own, and "
+        "another default is as deterministic",
+    ),
+    (
+        "pooled_testing",
+        "counts = np.empty((6, len(unique_p), len(unique_m), replications), dtype=np.int64)",
+    ): (
+        H,
+        "the counts are the same whole numbers as float64 (far below 2^53) and give the same "
+        "ratios; only their dtype differs",
+    ),
+    ("pooled_testing", "n_infected = i_h.sum(axis=1, dtype=np.int64)"): (
+        E,
+        "numpy sums small integers (int8, int16, bool) in int64 by default: the same counts",
+    ),
+    (
+        "pooled_testing",
+        "selected = counts[:, p_index.reshape(p.shape), m_index.reshape(p.shape)]",
+    ): (
+        E,
+        "np.unique's inverse already has the input's shape (NumPy 2.4, checked): reshape(None) "
+        "keeps it",
+    ),
+    ("pooled_testing", 'raise ValueError("the prevalence grid must start at 0 and end at 1")'): (
+        H,
+        MESSAGE_DECORATED,
+    ),
+    ("pooled_testing", 'raise ValueError("the prevalence grid must be increasing")'): (
+        H,
+        MESSAGE_DECORATED,
+    ),
+    ("pooled_testing", "self._flat = values.reshape(-1, 3)"): (E, NEGATIVE_RESHAPE),
+    ("pooled_testing", "seed: int = 0,"): (
+        H,
+        "the default seed only matters to direct callers; test_properties_table passes its own, "
+        "and another default is as deterministic",
+    ),
+    (
+        "pooled_testing",
+        "p, g = np.broadcast_arrays(np.asarray(prevalence, dtype=float), group_size)",
+    ): (
+        E,
+        "the prevalences are only used in float arithmetic with the float grid (integer input "
+        "gives the same numbers)",
+    ),
+    ("pooled_testing", 'i = np.searchsorted(self.grid, p_flat, side="right") - 1'): (
+        H,
+        "at a grid point the value comes from the interval on its left with weight 1 instead of "
+        "the one on its right with weight 0: the same value up to one rounding of a + (b - a)",
+    ),
+    ("pooled_testing", "np.clip(i, 0, len(self.grid) - 2, out=i)"): (
+        H,
+        "only a prevalence below 0 could give a negative interval index; checked() refuses it and "
+        "no caller passes one",
+    ),
+    ("pooled_testing", "grid = tuple(float(p) for p in np.asarray(grid, dtype=float).ravel())"): (
+        E,
+        "every value is converted by float() right after",
+    ),
+    (
+        "pooled_testing",
+        "digest = hashlib.sha256(json.dumps([TABLE_VERSION, *key]).encode()).hexdigest()[:16]",
+    ): (H, "a longer hash prefix only renames the cache file: an existing cache is rebuilt once"),
     ("jets", "if degree and moving.size:"): (
         E,
         "'or' differs only for degree 0, which reward_jets never reaches (its input jets need "
@@ -929,6 +1223,53 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
 #: (key, original line, mutated line) -> (class, reason): single mutants of a line whose
 #: other mutants are killed or classified differently.
 SURVIVORS: dict[tuple[str, str, str], tuple[str, str]] = {
+    ("pooled_testing", "rtol=4 * np.finfo(float).eps, | )", ")"): (
+        E,
+        "without rtol brentq uses its default, 4 * float64 eps: the same tolerance",
+    ),
+    ("pooled_testing", "rtol=4 * np.finfo(float).eps,", "rtol=5 * np.finfo(float).eps,"): (
+        H,
+        "a tolerance of 5 instead of 4 float64 eps: only a threshold within 1e-15 of r could flip",
+    ),
+    ("pooled_testing", "rtol=4 * np.finfo(float).eps,", "rtol=4 * np.finfo(None).eps,"): (
+        E,
+        "np.finfo(None) is float64's (deprecated since NumPy 1.25, still the same eps)",
+    ),
+    ("pooled_testing", "return (u < p) & (n > 0)", "return (u <= p) & (n > 0)"): (
+        H,
+        "a float32 uniform exactly equal to the bound (probability about 2^-24 per draw) is the "
+        "only case where < and <= differ",
+    ),
+    ("pooled_testing", "return (u < p) & (n > 0)", "return (u < p) & (n >= 0)"): (
+        E,
+        "an empty pool (n = 0) can only meet padded cells, which hold no household and no "
+        "infection: its result changes no count",
+    ),
+    (
+        "dictionary_lasso",
+        LASSO_SCALE,
+        LASSO_SCALE.replace(") + 1e-300", ") - 1e-300"),
+    ): (
+        E,
+        "+-1e-300 only matters when every cross term is 0: the weights then stay 0 and a "
+        "negative scale merely runs every sweep on them",
+    ),
+    (
+        "dictionary_lasso",
+        LASSO_SCALE,
+        LASSO_SCALE.replace("target).max(initial=0.0", "target).max(initial=None"),
+    ): (
+        H,
+        EMPTY_MAX,
+    ),
+    (
+        "dictionary_lasso",
+        LASSO_SCALE,
+        LASSO_SCALE.replace("diag.max(initial=0.0", "diag.max(initial=None"),
+    ): (
+        H,
+        EMPTY_MAX,
+    ),
     (
         "jets",
         "for start in range(0, members.shape[0], JET_CHUNK):",

@@ -240,3 +240,17 @@ def test_group_sizes_become_integer_array_sides_and_bad_seeds_are_refused() -> N
         pt.test_properties(0.1, 3, households=0, replications=1)
     with pytest.raises(ValueError, match=r"^replications must be an integer >= 1, got 0$"):
         pt.test_properties(0.1, 3, households=5, replications=0)
+
+
+def test_pool_uniforms_have_a_stream_of_their_own_per_array_side() -> None:
+    """The pool results of each array side come from a stream of their own (module
+    docstring): the uniforms of sides 1..4 differ from each other and from the individual
+    tests' uniforms of the same population."""
+    population = pt._Population.draw(40, 2, np.random.SeedSequence(7))
+    firsts = [population.test[:8]]
+    for side in (1, 2, 3, 4):
+        layout = pt._Layout.build(population, side)
+        firsts.append(np.concatenate([layout.row_u[0].ravel(), layout.col_u[0].ravel()])[:8])
+    for a in range(len(firsts)):
+        for b in range(a):
+            assert not np.array_equal(firsts[a], firsts[b])
