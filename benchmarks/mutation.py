@@ -274,7 +274,11 @@ MODULES: dict[str, Target] = {
     ),
     "train_delays_env": Target(
         f"{PKG}/envs/train_delays.py",
-        ("tests/test_train_delay_envs.py", "tests/test_train_delay_experiment.py"),
+        (
+            "tests/test_mut_train_delays_env.py",
+            "tests/test_train_delay_envs.py",
+            "tests/test_train_delay_experiment.py",
+        ),
     ),
     # The BO targets fit GPs in every test: the policy-level formula tests first (``--listed``
     # stops at the first failure), then only the cheap tests of test_causal_bo.py and

@@ -1213,6 +1213,123 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         "pooled_testing",
         "digest = hashlib.sha256(json.dumps([TABLE_VERSION, *key]).encode()).hexdigest()[:16]",
     ): (H, "a longer hash prefix only renames the cache file: an existing cache is rebuilt once"),
+    # ------------------------------------------------------------------ train_delays_data
+    (
+        "train_delays_data",
+        "for i, (name, short) in enumerate(zip(self.names, self.short_names, strict=True)):",
+    ): (E, STRICT_ZIP),
+    ("train_delays_data", "for i, j in zip(*np.nonzero(self.adjacency), strict=True):"): (
+        E,
+        STRICT_ZIP,
+    ),
+    (
+        "train_delays_data",
+        'absent = [n for n, e in zip(kept["name"], kept["eva_nr"], strict=True) '
+        "if e not in with_rows]",
+    ): (E, STRICT_ZIP),
+    (
+        "train_delays_data",
+        'rows = table[table["eva_nr"].isin(station_index)].reset_index(drop=True)',
+    ): (
+        H,
+        "only a table that already has a column named 'index' would be refused (it cannot be "
+        "inserted twice); nothing reads the added column",
+    ),
+    ("train_delays_data", 'arrival = rows["arrival_delay_m"].to_numpy(dtype=float)'): (
+        E,
+        "the delay columns are float64 already (_read_table converts them)",
+    ),
+    ("train_delays_data", 'departure = rows["depature_delay_m"].to_numpy(dtype=float)'): (
+        E,
+        "the delay columns are float64 already (_read_table converts them)",
+    ),
+    ("train_delays_data", "trains = np.zeros(shape, dtype=int)"): (
+        H,
+        "the same whole numbers of trains as float64; only the dtype differs",
+    ),
+    (
+        "train_delays_data",
+        "termini = tuple(name for name, flag in zip(names, has_through, strict=True) if not flag)",
+    ): (E, STRICT_ZIP),
+    (
+        "train_delays_data",
+        "stay[:, ~has_through] = np.where(np.isfinite(endo[:, ~has_through]), 0.0, np.nan)",
+    ): (
+        E,
+        "numpy converts the object array's None to NaN when it is assigned into the float array",
+    ),
+    ("train_delays_data", 'eva_nr=kept["eva_nr"].to_numpy(dtype=np.int64),'): (
+        E,
+        "_read_stations has converted eva_nr to int64 already",
+    ),
+    ("train_delays_data", 'lat=kept["lat"].to_numpy(dtype=float),'): (
+        H,
+        "only a coordinate column of whole numbers keeps its integer dtype (the same values)",
+    ),
+    ("train_delays_data", 'long=kept["long"].to_numpy(dtype=float),'): (
+        H,
+        "only a coordinate column of whole numbers keeps its integer dtype (the same values)",
+    ),
+    ("train_delays_data", 'distance_km=kept["distance_km"].to_numpy(dtype=float),'): (
+        H,
+        "only a distance column of whole numbers keeps its integer dtype (the same values)",
+    ),
+    (
+        "train_delays_data",
+        "positions=np.array([listed.index(h) for h in present], dtype=np.int64),",
+    ): (E, DTYPE_INT),
+    (
+        "train_delays_data",
+        'return pd.read_csv(path, dtype={"hour_file": str, "path": str, "name": str})',
+    ): (
+        H,
+        "only a path or name column in which every value looks like a number would be read as "
+        "numbers (station names and stop lists are words)",
+    ),
+    ("train_delays_data", 'frame["eva_nr"] = frame["eva_nr"].astype(np.int64)'): (
+        E,
+        "to_numeric already gave the station numbers; a number written 1.0 looks up the same rows "
+        "(equal hashes) and eva_nr is converted to int64 on output",
+    ),
+    ("train_delays_data", 'frame["eva_nr"] = eva.astype(np.int64)'): (
+        E,
+        "to_numeric already gave the station numbers; a number written 1.0 looks up the same rows "
+        "(equal hashes) and eva_nr is converted to int64 on output",
+    ),
+    ("train_delays_data", "frame[column] = values.astype(float)"): (E, "astype(None) is float64"),
+    (
+        "train_delays_data",
+        'listed = dict(zip(stations["eva_nr"], stations["name"], strict=True))',
+    ): (E, STRICT_ZIP),
+    ("train_delays_data", "counted = pd.Series(lines, dtype=object).value_counts(sort=False)"): (
+        E,
+        "sort=None is falsy like False; a list of strings makes an object Series anyway (an empty "
+        "list has no duplicates either way)",
+    ),
+    ("train_delays_data", "return _TABLE_II_RANK.get(name, len(TABLE_II) + position)"): (
+        E,
+        "pandas sorts the missing ranks last in their original order, as the ranks len(TABLE_II) "
+        "+ position do",
+    ),
+    ("train_delays_data", "counts = np.zeros(shape, dtype=int)"): (
+        E,
+        "the counts are only compared with 0 and otherwise discarded: float64 counts give the "
+        "same cells",
+    ),
+    ("train_delays_data", "return np.where(counts > 0, sums / counts, np.nan), counts"): (
+        E,
+        "a cell without values has sum 0 and count 0: 0/0 is NaN, which the np.where gives anyway",
+    ),
+    ("train_delays_data", "for path, j in zip(paths, targets, strict=True):"): (E, STRICT_ZIP),
+    ("train_delays_data", "return np.where(count > 0, total / count, np.nan)"): (
+        E,
+        "a station without values has total 0 and count 0: 0/0 is NaN, which the np.where gives "
+        "anyway",
+    ),
+    ("train_delays_data", "scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)"): (
+        E,
+        "a constant signal centres to 0 whatever it is divided by, and NaN stays NaN",
+    ),
     ("jets", "if degree and moving.size:"): (
         E,
         "'or' differs only for degree 0, which reward_jets never reaches (its input jets need "
@@ -1223,6 +1340,19 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
 #: (key, original line, mutated line) -> (class, reason): single mutants of a line whose
 #: other mutants are killed or classified differently.
 SURVIVORS: dict[tuple[str, str, str], tuple[str, str]] = {
+    (
+        "train_delays_data",
+        'text = path.read_text(encoding="utf-8")',
+        "text = path.read_text(encoding=None)",
+    ): (
+        H,
+        "only a locale whose default encoding is not UTF-8 would read the hour lists differently",
+    ),
+    (
+        "train_delays_data",
+        'text = path.read_text(encoding="utf-8")',
+        'text = path.read_text(encoding="UTF-8")',
+    ): (E, "codec names are case-insensitive: UTF-8 is utf-8"),
     ("pooled_testing", "rtol=4 * np.finfo(float).eps, | )", ")"): (
         E,
         "without rtol brentq uses its default, 4 * float64 eps: the same tolerance",
