@@ -235,6 +235,7 @@ MODULES: dict[str, Target] = {
     "ssem_ucb": Target(
         f"{PKG}/policies/ssem_ucb.py",
         (
+            "tests/test_mut_ssem_ucb.py",
             "tests/test_ssem_ucb.py",
             "tests/test_ssem_variants.py",
             "tests/test_ssem_noise_and_derivatives.py",

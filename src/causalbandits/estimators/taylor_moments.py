@@ -183,6 +183,8 @@ def vertex_maximum(
     [low[p, j], high[p, j]]`` (``F[0, j] = 1``). ``coefficients`` ``(M,)``, ``exponents``
     ``(M, k)``, ``low``/``high`` ``(q + 1, k)``; exponential: for small ``q k`` only."""
     degree, k = low.shape[0] - 1, low.shape[1]
+    if degree * k == 0:  # one vertex, every factor F[0, j] = 1 (e.g. the empty super arm)
+        return float(np.sum(coefficients))
     if degree * k > 22:
         raise ValueError(f"2^(q k) = 2^{degree * k} vertices: too many to enumerate")
     corners = np.array(list(itertools.product((0, 1), repeat=degree * k)), dtype=bool)
