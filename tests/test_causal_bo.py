@@ -287,11 +287,14 @@ def test_comparison_grid_gives_the_same_numbers_with_one_or_two_workers(tmp_path
     grid = BOComparison(
         problem="dropwave",
         sigmas=(0.05,),
-        methods=("UCB", "GP-MCBO"),
+        methods=("GP-UCB", "GP-MCBO"),
         rounds=2,
         n_init=4,
         replicates=2,
-        method_params={"UCB": {"optimiser": CHEAP}, "GP-MCBO": {"optimiser": CHEAP, "samples": 8}},
+        method_params={
+            "GP-UCB": {"optimiser": CHEAP},
+            "GP-MCBO": {"optimiser": CHEAP, "samples": 8},
+        },
     )
     one = grid.run(tmp_path / "one", progress=False)
     two = grid.run(tmp_path / "two", jobs=2, progress=False)
@@ -302,7 +305,7 @@ def test_comparison_grid_gives_the_same_numbers_with_one_or_two_workers(tmp_path
     assert one.equals(two)
     # the two methods met the same design and noise
     design = one[one["round"] <= 0].pivot_table(index=["replicate", "t"], columns="algorithm")
-    assert np.array_equal(design[("a0", "UCB")], design[("a0", "GP-MCBO")])
+    assert np.array_equal(design[("a0", "GP-UCB")], design[("a0", "GP-MCBO")])
     assert "EXCBO" not in one["algorithm"].unique()
 
 
@@ -377,27 +380,27 @@ def test_late_rounds_are_bo_rounds_only() -> None:
 def test_beats_is_the_paired_test_over_seeds(differences, verdict, label) -> None:
     """A late difference beyond 2 se holds, within it is a tie, beyond it the other way
     contradicts; the design rounds never count."""
-    rewards = {("UCB", s): 0.2 * s for s in range(4)}
+    rewards = {("GP-UCB", s): 0.2 * s for s in range(4)}
     rewards |= {("EXCBO", s): 0.2 * s + d for s, d in enumerate(differences)}
     late = late_means(trace(rewards, rounds=6))
-    claim = beats(late, 0.05, "EXCBO", "UCB", window=6)
+    claim = beats(late, 0.05, "EXCBO", "GP-UCB", window=6)
     assert (claim.verdict, claim.label) == (verdict, label)
-    assert claim.text == "sigma = 0.05: EXCBO above UCB (last 6 rounds)"
+    assert claim.text == "sigma = 0.05: EXCBO above GP-UCB (last 6 rounds)"
     assert "paired difference over 4 replicates" in claim.test
-    assert beats(late, 0.2, "EXCBO", "UCB").verdict is Verdict.NA
+    assert beats(late, 0.2, "EXCBO", "GP-UCB").verdict is Verdict.NA
 
 
 def test_window_and_mcbo_best_claims_are_paired_per_seed() -> None:
-    """MCBO above UCB in rounds 21-50 by 1 in every seed; before round 21 UCB leads by 100
+    """MCBO above GP-UCB in rounds 21-50 by 1 in every seed; before round 21 GP-UCB leads by 100
     (outside the window). After round 40, NMCBO above the best other only in one seed of
     four by a lot: its mean is the highest but not significantly."""
     rows = trace(
-        {("MCBO", s): 1.0 + s for s in range(4)} | {("UCB", s): float(s) for s in range(4)}, 50
+        {("MCBO", s): 1.0 + s for s in range(4)} | {("GP-UCB", s): float(s) for s in range(4)}, 50
     )
-    rows.loc[(rows["method"] == "UCB") & rows["round"].between(1, 20), "expected_reward"] = 100.0
-    claim = window_claim(rows, 0.05, "MCBO", "UCB", (21, 50))
+    rows.loc[(rows["method"] == "GP-UCB") & rows["round"].between(1, 20), "expected_reward"] = 100.0
+    claim = window_claim(rows, 0.05, "MCBO", "GP-UCB", (21, 50))
     assert claim.holds and "higher in 4 of 4" in claim.test
-    rewards = {("EXCBO", s): 0.3 for s in range(4)} | {("UCB", s): 0.2 for s in range(4)}
+    rewards = {("EXCBO", s): 0.3 for s in range(4)} | {("GP-UCB", s): 0.2 for s in range(4)}
     rewards |= {("NMCBO", s): 0.3 + (0.4 if s == 0 else -0.01) for s in range(4)}
     claim = mcbo_best_claim(trace(rewards, 50, sigma=0.2), ["MCBO", "NMCBO"], 0.2, 40)
     assert claim.label == "same direction, not significant"

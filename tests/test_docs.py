@@ -3,6 +3,7 @@ package, is listed and reproduced by the CLI end to end and gives the stated ver
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import sys
@@ -98,3 +99,16 @@ def test_the_spec_is_a_bandit_grid_and_round_trips_through_yaml(toy_package) -> 
     path = module.spec.to_yaml(root / "toy-robust.yaml")
     again = module.ExperimentSpec.from_yaml(path)
     assert again.fingerprint() == module.spec.fingerprint()
+
+
+def test_a_saved_folder_re_renders_and_re_plots_from_its_long_table(toy_package) -> None:
+    """docs/results keeps a run's manifest and gzipped long table, not its task files: both
+    ``report`` and ``plot`` work from them (``plot`` refused them before)."""
+    _, root, _ = toy_package
+    run, saved = root / "reproduced", root / "saved"
+    saved.mkdir()
+    (saved / "manifest.json").write_bytes((run / "manifest.json").read_bytes())
+    (saved / "results.csv.gz").write_bytes(gzip.compress((run / "results.csv").read_bytes()))
+    assert main(["report", str(saved)]) == 0
+    assert (saved / "report.md").read_text() == (run / "report.md").read_text()
+    assert main(["plot", str(saved)]) == 0

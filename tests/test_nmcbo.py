@@ -188,5 +188,5 @@ def test_bad_input_is_refused() -> None:
 
 def test_nmcbo_is_a_comparison_method() -> None:
     assert POLICIES[METHODS["NMCBO"]] is NMCBO
-    grid = BOComparison(methods=("NMCBO", "GP-MCBO", "UCB"))
+    grid = BOComparison(methods=("NMCBO", "GP-MCBO", "GP-UCB"))
     assert grid.task_cost({"method": "NMCBO"}) >= grid.task_cost({"method": "GP-MCBO"})

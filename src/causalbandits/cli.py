@@ -191,7 +191,7 @@ def _plot(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{out_dir} has no manifest.json: not a results directory")
     if "catalogue" in manifest["metadata"]:
         experiment = _catalogue_experiment(out_dir, args.data)[1]
-        paths = experiment.plot(load_results(out_dir), out_dir)
+        paths = experiment.plot(saved_results(out_dir), out_dir)
     elif args.data is not None:
         raise ValueError(f"{out_dir} holds a spec run, which reads no data file; drop --data")
     else:

@@ -64,7 +64,7 @@ PROBLEMS: dict[str, Callable[..., Any]] = {
 #: with GP nodes only (the package's noiseless variant).
 METHODS: dict[str, str] = {
     "EXCBO": "excbo",
-    "UCB": "gp-ucb",
+    "GP-UCB": "gp-ucb",
     "EICF": "eicf",
     "NMCBO": "nmcbo",
     "GP-MCBO": "mcbo",
@@ -72,7 +72,7 @@ METHODS: dict[str, str] = {
 #: The MCBO variants, the paper's first.
 MCBO_VARIANTS = ("NMCBO", "GP-MCBO")
 #: The methods with an exploration weight ``beta`` (EICF has none).
-EXPLORING = ("EXCBO", "UCB", "NMCBO", "GP-MCBO")
+EXPLORING = ("EXCBO", "GP-UCB", "NMCBO", "GP-MCBO")
 #: The per-round metrics of a run (``CumulativeRegret`` and ``OptimisationTrace``).
 TRACE_COLUMNS = ("cum_regret", "expected_reward", "best_expected", "observed", "seconds")
 #: BO rounds over which "late" performance is averaged (the issue's "last 10 rounds"; a run
@@ -93,7 +93,7 @@ class BOComparison(BanditGrid):
     problem: str = "dropwave"
     figure: str = "fig9"
     sigmas: tuple[float, ...] = (0.05, 0.2)
-    methods: tuple[str, ...] = ("EXCBO", "UCB", "EICF", "NMCBO", "GP-MCBO")
+    methods: tuple[str, ...] = ("EXCBO", "GP-UCB", "EICF", "NMCBO", "GP-MCBO")
     noise: str = "mixture"
     rounds: int = 50
     n_init: int | None = None
@@ -105,7 +105,7 @@ class BOComparison(BanditGrid):
     chunk_size: int = 1
     seed: int = 2024
     name: str = "excbo-dropwave"
-    description: str = "EXCBO paper Fig. 9: Dropwave, EXCBO vs UCB, EICF, NMCBO, GP-MCBO"
+    description: str = "EXCBO paper Fig. 9: Dropwave, EXCBO vs GP-UCB, EICF, NMCBO, GP-MCBO"
 
     def check(self) -> None:
         if self.problem not in PROBLEMS:
@@ -403,12 +403,12 @@ def excbo_best(*others: str) -> Callable[..., list[Claim]]:
 
 
 def dropwave_claims(df: pd.DataFrame, late: pd.DataFrame, experiment: BOComparison) -> list[Claim]:
-    """Fig. 9: sigma = 0.05: EXCBO at or near the top at nearly all rounds, above UCB and EICF;
-    sigma = 0.2: above UCB and EICF, MCBO best after round 40; MCBO costs "10+ times" the CPU
+    """Fig. 9: sigma = 0.05: EXCBO at or near the top at nearly all rounds, above GP-UCB and EICF;
+    sigma = 0.2: above GP-UCB and EICF, MCBO best after round 40; MCBO costs "10+ times" the CPU
     time of the others (checked for both variants: the paper's may be the neural one)."""
     claims, window = [], late_window_size(df)
     for sigma in experiment.sigmas:
-        claims += [beats(late, sigma, "EXCBO", other, window) for other in ("UCB", "EICF")]
+        claims += [beats(late, sigma, "EXCBO", other, window) for other in ("GP-UCB", "EICF")]
     if 0.05 in experiment.sigmas and "EXCBO" in late.columns:
         share = top_share(df, 0.05, "EXCBO", tolerance=0.05)
         claims.append(
@@ -422,7 +422,7 @@ def dropwave_claims(df: pd.DataFrame, late: pd.DataFrame, experiment: BOComparis
     if 0.2 in experiment.sigmas and variants:
         claims.append(mcbo_best_claim(df, variants, sigma=0.2, after=40))
     seconds = df[df["round"] > 0].groupby("method")["seconds"].mean()
-    others = [m for m in ("EXCBO", "UCB", "EICF") if m in seconds]
+    others = [m for m in ("EXCBO", "GP-UCB", "EICF") if m in seconds]
     for variant in variants if others else ():
         ratio = seconds[variant] / seconds[others].mean()
         claims.append(
@@ -458,7 +458,7 @@ def rosenbrock_claims(
     df: pd.DataFrame, late: pd.DataFrame, experiment: BOComparison
 ) -> list[Claim]:
     """Fig. 10: EICF nearly best in all rounds (within 5% of the spread of the methods' mean
-    curves); EXCBO above MCBO in rounds 20-40; MCBO above UCB after round 20 (for each MCBO
+    curves); EXCBO above MCBO in rounds 20-40; MCBO above GP-UCB after round 20 (for each MCBO
     variant run, the paper's NMCBO first)."""
     claims = []
     for sigma in experiment.sigmas:
@@ -472,7 +472,7 @@ def rosenbrock_claims(
             claims.append(Claim.check(text, f"{share:.0%} of rounds", share >= 0.8))
         for variant in [m for m in MCBO_VARIANTS if m in experiment.methods]:
             claims.append(window_claim(rows, sigma, "EXCBO", variant, (20, 40)))
-            claims.append(window_claim(rows, sigma, variant, "UCB", (21, experiment.rounds)))
+            claims.append(window_claim(rows, sigma, variant, "GP-UCB", (21, experiment.rounds)))
     return claims
 
 
@@ -614,16 +614,16 @@ def no_claims(df: pd.DataFrame, late: pd.DataFrame, experiment: BOComparison) ->
 
 CLAIM_CHECKS = {
     "sensitivity": no_claims,
-    "fig3": excbo_best("UCB", "EICF"),
-    "fig5": excbo_best("UCB", "EICF", "MCBO", "NMCBO"),
-    "fig7": excbo_best("UCB", "EICF", "MCBO", "NMCBO"),
+    "fig3": excbo_best("GP-UCB", "EICF"),
+    "fig5": excbo_best("GP-UCB", "EICF", "MCBO", "NMCBO"),
+    "fig7": excbo_best("GP-UCB", "EICF", "MCBO", "NMCBO"),
     "fig9": dropwave_claims,
     "fig10": rosenbrock_claims,
     "fig12-14": noise_study_claims,
     "fig13": surrogate_claims,
 }
 
-ALL_METHODS = ("EXCBO", "UCB", "EICF", *MCBO_VARIANTS)
+ALL_METHODS = ("EXCBO", "GP-UCB", "EICF", *MCBO_VARIANTS)
 #: Quick variants: few seeds and rounds, one noise level (smoke runs, CI).
 QUICK = {"replicates": 2, "rounds": 6}
 #: The tuning grid of every exploring method's ``beta`` (decisions: excbo 8).
@@ -633,7 +633,7 @@ TUNING_BETAS = (0.5, 2.0, 5.0)
 #: (decisions: excbo 8; a test recomputes it from docs/results). The comparisons' verdicts
 #: use these; the tuning reports show every method at every beta of the grid, the package's
 #: untuned 5 among them.
-TUNED_BETAS = {"EXCBO": 0.5, "UCB": 0.5, "NMCBO": 5.0, "GP-MCBO": 0.5}
+TUNED_BETAS = {"EXCBO": 0.5, "GP-UCB": 0.5, "NMCBO": 5.0, "GP-MCBO": 0.5}
 
 
 def tuned(
@@ -655,7 +655,7 @@ def tuned(
 _HALF_STARTS = AcquisitionOptimiser(max_restarts=10, max_raw_samples=256)
 EPIDEMIC_BUDGET: dict[str, dict[str, Any]] = {
     "EXCBO": {"optimiser": _HALF_STARTS, "samples": 64},
-    "UCB": {"optimiser": _HALF_STARTS},
+    "GP-UCB": {"optimiser": _HALF_STARTS},
     "EICF": {"optimiser": _HALF_STARTS},
     "GP-MCBO": {"optimiser": _HALF_STARTS, "samples": 64},
     "NMCBO": {"reinits": 32},
@@ -676,15 +676,15 @@ PRESETS: dict[str, dict[str, Any]] = {
         "sigmas": (0.05, 0.2),
         "methods": ALL_METHODS,
         "method_params": tuned(ALL_METHODS),
-        "description": "EXCBO paper Fig. 9: Dropwave, EXCBO vs UCB, EICF, NMCBO and GP-MCBO",
+        "description": "EXCBO paper Fig. 9: Dropwave, EXCBO vs GP-UCB, EICF, NMCBO and GP-MCBO",
     },
     "excbo-alpine2": {
         "problem": "alpine2",
         "figure": "fig3",
         "sigmas": (0.05, 0.1, 0.2),
-        "methods": ("EXCBO", "UCB", "EICF"),
-        "method_params": tuned(("EXCBO", "UCB", "EICF")),
-        "description": "EXCBO paper Fig. 3: Alpine2, EXCBO vs UCB and EICF",
+        "methods": ("EXCBO", "GP-UCB", "EICF"),
+        "method_params": tuned(("EXCBO", "GP-UCB", "EICF")),
+        "description": "EXCBO paper Fig. 3: Alpine2, EXCBO vs GP-UCB and EICF",
     },
     "excbo-rosenbrock": {
         "problem": "rosenbrock",
@@ -692,7 +692,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "sigmas": (0.05, 0.1, 0.2),
         "methods": ALL_METHODS,
         "method_params": tuned(ALL_METHODS),
-        "description": "EXCBO paper Fig. 10: Rosenbrock, EXCBO vs UCB, EICF, NMCBO, GP-MCBO",
+        "description": "EXCBO paper Fig. 10: Rosenbrock, EXCBO vs GP-UCB, EICF, NMCBO, GP-MCBO",
     },
     "excbo-epidemic": {
         "problem": "epidemic",
@@ -708,7 +708,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "sigmas": (0.2, 0.4),
         "methods": ALL_METHODS,
         "method_params": tuned(ALL_METHODS),
-        "description": "EXCBO paper Fig. 7: COVID-19 pooled testing, EXCBO vs UCB, EICF, MCBO",
+        "description": "EXCBO paper Fig. 7: COVID-19 pooled testing, EXCBO vs GP-UCB, EICF, MCBO",
     },
     **{
         f"excbo-{problem}-beta": {
@@ -726,7 +726,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             ("dropwave", EXPLORING, "Tuning every method's beta on Dropwave (3 seeds)"),
             (
                 "alpine2",
-                ("EXCBO", "UCB", "GP-MCBO"),
+                ("EXCBO", "GP-UCB", "GP-MCBO"),
                 "Tuning every method's beta on Alpine2 (3 seeds; NMCBO on Dropwave only)",
             ),
         )
