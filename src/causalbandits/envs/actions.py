@@ -9,6 +9,22 @@ import numpy as np
 
 from causalbandits.graphs.dag import CausalDAG
 
+#: The most memory the arms' transfer matrices ``(A, N, N)`` of float64 may take: 4 GiB.
+MAX_TRANSFER_BYTES = 4 * 2**30
+
+
+def check_transfer_memory(n_actions: int, n_nodes: int, arms: str = "") -> None:
+    """Refuse an action set whose transfer matrices would exceed :data:`MAX_TRANSFER_BYTES`
+    (``arms`` says where the arms come from)."""
+    size = n_actions * n_nodes * n_nodes * 8
+    if size > MAX_TRANSFER_BYTES:
+        raise ValueError(
+            f"{n_actions:,} arms{arms} would need {n_actions:,} arms x {n_nodes} x {n_nodes} "
+            f"nodes x 8 bytes = {size / 2**30:,.1f} GiB of transfer matrices, above the "
+            f"{MAX_TRANSFER_BYTES / 2**30:.0f} GiB limit (causalbandits.envs.actions."
+            "MAX_TRANSFER_BYTES): make fewer nodes intervenable"
+        )
+
 
 class InvalidActionError(ValueError):
     """Raised when an action index is outside the action set."""
@@ -37,10 +53,13 @@ class ActionSet:
         cls, n_nodes: int, nodes: Sequence[int], names: Sequence[str] | None = None
     ) -> ActionSet:
         """All ``2^len(nodes)`` subsets of ``nodes``; action ``k`` intervenes ``nodes[b]`` for
-        every set bit ``b`` of ``k``. With node ``names`` the labels show names, not indices."""
+        every set bit ``b`` of ``k``. With node ``names`` the labels show names, not indices.
+        Refused when their transfer matrices would exceed :data:`MAX_TRANSFER_BYTES`."""
         nodes = list(nodes)
         if len(set(nodes)) != len(nodes) or any(not 0 <= v < n_nodes for v in nodes):
             raise ValueError(f"intervenable nodes must be distinct indices in 0..{n_nodes - 1}")
+        arms = f" (2^{len(nodes)}: every subset of {len(nodes)} intervenable nodes)"
+        check_transfer_memory(2 ** len(nodes), n_nodes, arms)
         codes = np.arange(2 ** len(nodes))[:, None]
         bits = ((codes >> np.arange(len(nodes))) & 1).astype(bool)
         masks = np.zeros((bits.shape[0], n_nodes), dtype=bool)

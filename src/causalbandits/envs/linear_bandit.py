@@ -3,6 +3,12 @@
 ``step`` takes one action per replicate and returns the whole sample ``X`` of each
 replicate. The noise of replicate ``r`` comes from its own stream (common random numbers):
 it does not depend on the policy, so every algorithm faces the same noise.
+
+Building one warns (:class:`~causalbandits.assumptions.AssumptionWarning`) when the noise
+standard deviations of the reward node and its ancestors span more than
+:data:`NOISE_SPREAD_LIMIT`, or when the bound ``m`` on ``||X||`` exceeds the largest
+root-mean-square norm ``sqrt(E||X_a||^2)`` of the arms more than :data:`NORM_BOUND_SLACK`
+times.
 """
 
 from __future__ import annotations
@@ -10,9 +16,11 @@ from __future__ import annotations
 from abc import abstractmethod
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 
-from causalbandits.envs.actions import ActionSet
+from causalbandits.assumptions import warn_assumption
+from causalbandits.envs.actions import ActionSet, check_transfer_memory
 from causalbandits.envs.base import ReplicatedEnvironment
 from causalbandits.envs.deviations import DeviationSchedule
 from causalbandits.graphs.dag import CausalDAG
@@ -20,6 +28,15 @@ from causalbandits.random import ReplicateStream
 from causalbandits.scm.linear import LinearSEM
 from causalbandits.scm.noise import NoiseModel
 from causalbandits.validation import horizon as check_horizon
+
+#: Largest ratio of the noise standard deviations (reward node and its ancestors) that
+#: passes without a warning: LinSEM-UCB's, Robust-LCB's and LinSEM-TS's confidence sets use
+#: one noise scale for every node.
+NOISE_SPREAD_LIMIT = 100.0
+#: Largest ratio of ``m`` to the arms' largest root-mean-square norm of ``X`` that passes
+#: without a warning (Gaussian noise stays below it: ``m / rms <= sqrt(2) +
+#: sqrt(2 ln(2 N T))``; loose interval bounds of bounded noise may not).
+NORM_BOUND_SLACK = 10.0
 
 
 @dataclass(frozen=True)
@@ -42,6 +59,9 @@ class LinearSEMProblem:
     #: The supports of ``B`` and ``B*`` (edge ``i -> j`` in mode ``m`` at ``[..., m, i, j]``),
     #: ``(2, N, N)``, or ``(R, 2, N, N)`` with ``replicate_dags``: each mode's own parents.
     mode_parents: np.ndarray | None = None
+    #: Each node's noise variance, ``(N,)``, when the environment tells it (CSL-UCB's
+    #: ``noise_variance="known"``).
+    noise_variance: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.replicate_dags is not None and any(
@@ -152,6 +172,7 @@ class LinearSEMBandit(SEMRounds):
         self.optimal_tolerance = float(optimal_tolerance)
 
         masks = self.actions.masks
+        check_transfer_memory(self.actions.n_actions, sem.n_nodes)
         #: ``T_a`` of the nominal model, ``(A, N, N)``.
         self.transfer = sem.transfer_matrices(masks)
         self._deviated_transfer = [
@@ -173,7 +194,43 @@ class LinearSEMBandit(SEMRounds):
             horizon=self.horizon,
             deviation_budget=self.deviation_budget,
             mode_parents=np.stack([sem.weights != 0, sem.intervention_weights != 0]),
+            noise_variance=np.array(sem.noise.variance, dtype=float),
         )
+        self._warn_noise_spread()
+        self._warn_loose_norm_bound()
+
+    def _warn_noise_spread(self) -> None:
+        """Warn when the reward's ancestors' noise scales span over :data:`NOISE_SPREAD_LIMIT`."""
+        dag = self.sem.dag
+        nodes = sorted(nx.ancestors(dag.to_networkx(), self.reward_node) | {self.reward_node})
+        std = np.sqrt(self.problem.noise_variance[nodes])
+        low, high = int(np.argmin(std)), int(np.argmax(std))
+        if std[high] > NOISE_SPREAD_LIMIT * std[low]:
+            warn_assumption(
+                f"the noise standard deviations of the reward node and its ancestors span a "
+                f"factor of {std[high] / std[low]:.3g} ({std[low]:.3g} at "
+                f"{dag.names[nodes[low]]!r} to {std[high]:.3g} at {dag.names[nodes[high]]!r}), "
+                f"above {NOISE_SPREAD_LIMIT:.0f}, while the confidence sets of LinSEM-UCB, "
+                "Robust-LCB and LinSEM-TS use one noise scale for every node: rescale each "
+                "node j by its noise std s_j (weights i -> j times s_i / s_j)"
+            )
+
+    def _warn_loose_norm_bound(self) -> None:
+        """Warn when ``m`` exceeds the largest root-mean-square ``||X_a||`` over
+        :data:`NORM_BOUND_SLACK` times (``E||X_a||^2 = ||T_a mu||^2 + sum_ij T_aij^2 var_j``)."""
+        second_moment = np.einsum(
+            "aij,aij,j->a", self.transfer, self.transfer, self.problem.noise_variance
+        )
+        rms = float(np.sqrt((self.expected_values**2).sum(axis=1) + second_moment).max())
+        m = self.problem.x_norm_bound
+        if m > NORM_BOUND_SLACK * rms:
+            warn_assumption(
+                f"the bound m = {m:.4g} on ||X|| that LinSEM-UCB and Robust-LCB use is "
+                f"{m / rms:.3g} times the largest root-mean-square norm of X over the arms "
+                f"({rms:.4g}), above {NORM_BOUND_SLACK:.0f}, which widens their confidence "
+                "radii: give them a tighter bound, dataclasses.replace(env.problem, "
+                "x_norm_bound=...)"
+            )
 
     def round_transfer(self) -> np.ndarray:
         """The nominal transfer matrices, or the deviated ones in a deviation round."""

@@ -6,6 +6,11 @@
 nodes switch their incoming weights to ``B*`` (soft interventions, Robust-LCB eq. 2), with
 independent Gaussian noise. The arms are all subsets of the intervenable nodes: arm ``k``
 intervenes on ``intervenable[b]`` for every set bit ``b`` of ``k``.
+
+It warns (:class:`~causalbandits.assumptions.AssumptionWarning`) when intervening on a node
+changes nothing (no parents, or every ``intervention_weight`` equal to its ``weight``),
+which makes the arms come in identical groups; the noise and ``m`` checks are
+:class:`~causalbandits.envs.linear_bandit.LinearSEMBandit`'s.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from collections.abc import Hashable, Mapping, Sequence
 import networkx as nx
 import numpy as np
 
+from causalbandits.assumptions import warn_assumption
 from causalbandits.envs.actions import ActionSet
 from causalbandits.envs.linear_bandit import LinearSEMBandit
 from causalbandits.graphs.dag import CausalDAG
@@ -23,6 +29,11 @@ from causalbandits.scm.noise import GaussianNoise
 
 
 def _per_node(values: Mapping[Hashable, float], nodes: list[Hashable], label: str) -> np.ndarray:
+    if not isinstance(values, Mapping):
+        raise ValueError(
+            f"{label} must be a dict keyed by node name, e.g. {{{nodes[0]!r}: 1.0, ...}}, got a "
+            f"{type(values).__name__}: the node order of a sequence would be ambiguous"
+        )
     missing = [v for v in nodes if v not in values]
     if missing:
         raise ValueError(f"{label} is missing for nodes {missing[:5]}")
@@ -44,6 +55,24 @@ def gaussian_noise(
     return GaussianNoise(
         np.asarray(mean, dtype=float), spread if variance is None else np.sqrt(spread)
     )
+
+
+def _warn_idle_interventions(
+    intervenable: Sequence[Hashable], columns: list[int], weights: np.ndarray, star: np.ndarray
+) -> None:
+    """Warn about intervenable nodes whose intervention changes no weight (duplicate arms)."""
+    idle = []
+    for node, column in zip(intervenable, columns, strict=True):
+        if np.array_equal(weights[:, column], star[:, column]):
+            why = "every intervention_weight equals its weight"
+            idle.append(f"{node!r} ({why if weights[:, column].any() else 'no parents'})")
+    if idle:
+        warn_assumption(
+            f"intervening on {', '.join(idle)} changes no weight, so the "
+            f"{2 ** len(intervenable)} arms come in groups of {2 ** len(idle)} identical arms: "
+            "drop these nodes from intervenable or give their incoming edges an "
+            "intervention_weight that differs from the weight"
+        )
 
 
 def network_bandit(
@@ -70,8 +99,8 @@ def network_bandit(
     reward: the reward node (any node; it need not be a sink).
     intervenable: the nodes the arms may intervene on.
     horizon: ``T``.
-    noise_mean, noise_std, noise_variance: per node; exactly one of ``noise_std`` and
-        ``noise_variance``.
+    noise_mean, noise_std, noise_variance: dicts keyed by node (sequences are refused: their
+        order would be ambiguous); exactly one of ``noise_std`` and ``noise_variance``.
     optimal_tolerance: an arm within this of the best expected reward counts as optimal.
     """
     if not nx.is_directed_acyclic_graph(graph):
@@ -115,6 +144,7 @@ def network_bandit(
     names = [str(v) for v in nodes]
     dag = CausalDAG((weights != 0) | (star != 0), names=names)
     actions = ActionSet.subsets(n, [index[v] for v in intervenable], names=names)
+    _warn_idle_interventions(intervenable, [index[v] for v in intervenable], weights, star)
     sem = LinearSEM(dag, weights, star, noise)
     return LinearSEMBandit(
         sem, horizon, actions, reward_node=index[reward], optimal_tolerance=optimal_tolerance

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from causalbandits.assumptions import warn_assumption
 from causalbandits.envs.linear_bandit import LinearSEMProblem
 from causalbandits.estimators.change_detection import GaussianGLR, WindowedGLR
 from causalbandits.estimators.csl import learn_joint_subgraphs, learn_subgraphs
@@ -36,7 +37,12 @@ from causalbandits.estimators.subgraph import SubgraphData
 
 @dataclass(frozen=True)
 class CSLUCBSettings:
-    """Hyper-parameters of CSL-UCB; see :data:`PRESETS` for the papers' values."""
+    """Hyper-parameters of CSL-UCB; see :data:`PRESETS` for the papers' values.
+
+    ``noise_variance``: every node's known noise variance (decisions: csl-ucb A3);
+    ``"known"``: each node's from ``problem.noise_variance``; ``None``: estimated per
+    (node, mode) from the residuals.
+    """
 
     update_every: int = 20
     graph_every: int = 20
@@ -47,7 +53,7 @@ class CSLUCBSettings:
     weight: float = 1.0
     bound_form: str = "per-node"
     alpha_share: float = 0.5
-    noise_variance: float | None = 1.0
+    noise_variance: float | str | None = 1.0
     detector: str | None = None
     zeta: float = 1e-4
     min_segment: int = 20
@@ -68,6 +74,10 @@ class CSLUCBSettings:
             raise ValueError(f"detector must be None, 'glr' or 'windowed', got {self.detector!r}")
         if not 0 < self.delta < 1:
             raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
+        if isinstance(self.noise_variance, str) and self.noise_variance != "known":
+            raise ValueError(
+                f"noise_variance must be a number, 'known' or None, got {self.noise_variance!r}"
+            )
 
 
 #: ``paper``: the paper's schedule (graphs every 20 slots), no cap (decisions: csl-ucb A7).
@@ -88,10 +98,13 @@ class _Learner:
         settings: CSLUCBSettings,
         problem: LinearSEMProblem,
         seed: np.random.SeedSequence,
+        noise_variance: np.ndarray | None,
         known: np.ndarray | None = None,
     ) -> None:
         n = problem.dag.n_nodes
         self.settings = settings
+        #: ``(N,)`` known noise variances; ``None``: estimated from the residuals.
+        self.noise_variance = noise_variance
         self.problem = problem
         self.rng = np.random.default_rng(seed)
         self.data = SubgraphData(n, problem.noise_mean, settings.n_max)
@@ -122,7 +135,7 @@ class _Learner:
 
     def _make_detector(self, n: int) -> GaussianGLR | WindowedGLR | None:
         s = self.settings
-        variance = 1.0 if s.noise_variance is None else s.noise_variance
+        variance = 1.0 if self.noise_variance is None else np.tile(self.noise_variance, 2)
         mean = np.tile(self.problem.noise_mean, 2)  # stream = mode * N + node
         if s.detector == "glr":
             return GaussianGLR(2 * n, mean, variance, s.zeta, s.min_segment)
@@ -180,10 +193,7 @@ class _Learner:
         s = self.settings
         self._refit()
         self.relearning[:] = False
-        variance = None
-        if s.noise_variance is not None:
-            variance = np.full(self.data.n_nodes, s.noise_variance)
-        spectra, n_parents = weight_error_spectra(self.data, *self.graphs, variance)
+        spectra, n_parents = weight_error_spectra(self.data, *self.graphs, self.noise_variance)
         bounds = reward_bounds(
             self.weights[0],
             self.weights[1],
@@ -233,7 +243,9 @@ class CSLUCB:
         ``known_graph=True``: then each mode's parents (``problem.mode_parents``, or the
         graph for both modes) replace CSL, which isolates what structure learning costs.
     preset: ``"paper"`` or ``"authors-code"`` (:data:`PRESETS`).
-    **overrides: any field of :class:`CSLUCBSettings`.
+    **overrides: any field of :class:`CSLUCBSettings`. Without ``noise_variance`` it warns
+        (:class:`~causalbandits.assumptions.AssumptionWarning`) when the preset's unit
+        variance differs from the variances the problem tells.
     """
 
     def __init__(self, problem: LinearSEMProblem, preset: str = "paper", **overrides) -> None:
@@ -245,12 +257,32 @@ class CSLUCB:
         if n_max is not None and n_max < nodes:
             raise ValueError(
                 f"n_max = {n_max} is below the {nodes} samples CSL needs to fit a node on all "
-                f"{nodes - 1} candidate parents"
+                f"{nodes - 1} candidate parents: pass n_max={nodes} or more, or n_max=None "
+                f"(no cap), e.g. CSLUCB(problem, preset={preset!r}, n_max=None)"
             )
+        self.noise_variance = self._node_variances("noise_variance" in overrides)
+
+    def _node_variances(self, chosen: bool) -> np.ndarray | None:
+        """Each node's noise variance, ``(N,)``, or ``None`` (estimated); warns when the
+        preset's variance was not ``chosen`` and differs from the problem's."""
+        setting, told = self.settings.noise_variance, self.problem.noise_variance
+        if setting is None:
+            return None
+        if isinstance(setting, str):  # "known"
+            if told is None:
+                raise ValueError("noise_variance='known' needs problem.noise_variance")
+            return np.asarray(told, dtype=float)
+        if not chosen and told is not None and not np.allclose(told, setting):
+            warn_assumption(
+                f"CSL-UCB assumes noise variance {setting} at every node but the problem's noise "
+                f"variances range from {np.min(told):.3g} to {np.max(told):.3g}: pass "
+                "noise_variance='known' to use them (or None to estimate them)"
+            )
+        return np.full(self.problem.dag.n_nodes, float(setting))
 
     def reset(self, seeds: Sequence[np.random.SeedSequence]) -> None:
         self.learners = [
-            _Learner(self.settings, self.problem, seed, self._known_graphs(r))
+            _Learner(self.settings, self.problem, seed, self.noise_variance, self._known_graphs(r))
             for r, seed in enumerate(seeds)
         ]
         self.t = 0

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from causalbandits.assumptions import warn_assumption
 from causalbandits.random import random_argmax, uniform_stream
 
 
@@ -16,7 +17,8 @@ class UCB1:
     ``exploration`` is given, ``mean_a + exploration sqrt(log t / n_a)`` (CSL-UCB eq. 64;
     decisions: csl-ucb B1).
     With ``window = w`` each arm's mean and count use only its last ``w`` rewards (the
-    non-stationary baseline of the CSL-UCB paper).
+    non-stationary baseline of the CSL-UCB paper). With more arms than rounds it warns
+    (:class:`~causalbandits.assumptions.AssumptionWarning`): it cannot play each arm once.
 
     Parameters
     ----------
@@ -35,6 +37,12 @@ class UCB1:
     ) -> None:
         self.n_actions = problem.actions.n_actions
         self.reward_node = problem.reward_node
+        if self.n_actions > problem.horizon:
+            warn_assumption(
+                f"UCB1 has {self.n_actions} arms but only {problem.horizon} rounds, so it "
+                "cannot even play every arm once: use a learner that shares what it learns "
+                "across arms (LinSEM-UCB, LinSEM-TS, CSL-UCB) or make fewer nodes intervenable"
+            )
         self.delta = delta if delta is not None else 1.0 / problem.horizon**2
         if not 0 < self.delta < 1:
             raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
