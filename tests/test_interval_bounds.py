@@ -9,6 +9,7 @@ import pytest
 from causalbandits.envs.actions import ActionSet
 from causalbandits.envs.linear_bandit import LinearSEMBandit
 from causalbandits.envs.random_systems import random_soft_intervention_sem
+from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.estimators.interval_bounds import propagate_bounds
 from causalbandits.estimators.propagation import (
     PropagationPlan,
@@ -16,7 +17,7 @@ from causalbandits.estimators.propagation import (
     propagate_means,
 )
 from causalbandits.graphs.dag import CausalDAG
-from causalbandits.policies import LinSEMUCB
+from causalbandits.policies import LinSEMUCB, RobustLCB
 
 
 def fitted_learner(n_nodes: int, seed: int, rounds: int) -> LinSEMUCB:
@@ -30,7 +31,7 @@ def fitted_learner(n_nodes: int, seed: int, rounds: int) -> LinSEMUCB:
     actions = ActionSet.subsets(n_nodes, sorted(nodes.tolist()) + [n_nodes - 1])
     env = LinearSEMBandit(sem, 1000, actions, reward_node=n_nodes - 1)
     env.reset(seed, 2)
-    policy = LinSEMUCB(env.problem, solver="interval")
+    policy = LinSEMUCB(env.problem)  # the default: the interval bound on mixed signs
     policy.reset(np.random.SeedSequence(seed).spawn(2))
     for _ in range(rounds):
         arms = rng.integers(env.n_actions, size=2)
@@ -170,3 +171,18 @@ def test_a_plan_for_the_reward_skips_its_non_ancestors_without_changing_its_boun
             solve(reduced, noise_mean, theta[:, keep], 4, inverse[:, keep], 0.7),
             rtol=1e-12,
         )
+
+
+def test_the_default_solver_follows_the_sign_assumption_of_the_problem() -> None:
+    """``solver="auto"``: a mixed-sign system (``problem.nonnegative`` False) gets the interval
+    bound (the learner of the tests above is built with the default); the Robust-LCB paper's
+    non-negative instance keeps greedy propagation, so its reproductions are unchanged."""
+    mixed = fitted_learner(12, 1, 0)
+    assert not mixed.problem.nonnegative and mixed.solver == "interval"
+    assert RobustLCB(mixed.problem).solver == "interval"
+    paper = make_environment(horizon=100, deviation_budget=0).problem
+    assert paper.nonnegative
+    assert LinSEMUCB(paper).solver == "greedy" and RobustLCB(paper).solver == "greedy"
+    assert LinSEMUCB(paper, solver="interval").solver == "interval"
+    with pytest.raises(ValueError, match="unknown solver 'exact'; choose from"):
+        LinSEMUCB(paper, solver="exact")

@@ -25,7 +25,7 @@ def greedy_ucb(policy, beta: float) -> np.ndarray:
 def test_ucb_after_k_updates_uses_the_radius_at_k_plus_1(policy_class):
     """Round ``t + 1`` after ``t`` updates: ``UCB = propagate(theta_hat, M, scale beta(t+1))``."""
     env = small_environment()
-    policy = policy_class(env.problem, beta_scale=0.5)
+    policy = policy_class(env.problem, beta_scale=0.5, solver="greedy")
     _run(env, policy, 7, 2)
     assert policy.t == 7
     expected = greedy_ucb(policy, 0.5 * policy.beta(8))

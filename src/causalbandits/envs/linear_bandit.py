@@ -62,6 +62,10 @@ class LinearSEMProblem:
     #: Each node's noise variance, ``(N,)``, when the environment tells it (CSL-UCB's
     #: ``noise_variance="known"``).
     noise_variance: np.ndarray | None = None
+    #: The Robust-LCB paper's assumption holds: both modes' weights and the noise means are
+    #: non-negative (every replicate's), so greedy forward propagation is the paper's bound
+    #: of eq. 18; LinSEM-UCB's ``solver="auto"`` uses it then, the interval bound otherwise.
+    nonnegative: bool = False
 
     def __post_init__(self) -> None:
         if self.replicate_dags is not None and any(
@@ -195,6 +199,11 @@ class LinearSEMBandit(SEMRounds):
             deviation_budget=self.deviation_budget,
             mode_parents=np.stack([sem.weights != 0, sem.intervention_weights != 0]),
             noise_variance=np.array(sem.noise.variance, dtype=float),
+            nonnegative=bool(
+                (sem.weights >= 0).all()
+                and (sem.intervention_weights >= 0).all()
+                and (sem.noise.mean >= 0).all()
+            ),
         )
         self._warn_noise_spread()
         self._warn_loose_norm_bound()

@@ -85,6 +85,7 @@ class LinearSEMInstances(SEMRounds):
             x_norm_bound=max(s.problem.x_norm_bound for s in self.systems),
             replicate_dags=dags,
             mode_parents=np.stack([s.problem.mode_parents for s in self.systems]),
+            nonnegative=all(s.problem.nonnegative for s in self.systems),
         )
         self._rows = np.arange(len(self.systems))
 

@@ -16,7 +16,7 @@ code only requires that none of them attains the new maximum exactly.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -186,6 +186,10 @@ class PiecewiseStationaryBandit(SEMRounds):
         ):
             raise ValueError("every model must have the environment's nodes and noise")
         self.sems, self.changes = self._schedule(models, as_generator(rng), change)
+        if env.problem.nonnegative and any(
+            (s.weights < 0).any() or (s.intervention_weights < 0).any() for s in self.sems
+        ):  # a change drew a negative weight: the paper's sign assumption no longer holds
+            self.problem = replace(env.problem, nonnegative=False)
         masks = self.actions.masks
         #: ``T_a`` of each segment's model, ``(S, A, N, N)``.
         self.segment_transfers = np.stack([sem.transfer_matrices(masks) for sem in self.sems])

@@ -99,11 +99,13 @@ class LinSEMUCB(_LinearSEMLearner):
     beta_scale: multiplier on the theoretical radius.
     delta: confidence level (default ``1/(2 N T)``).
     ball: cap each column's support by the unit ball ``||theta|| <= 1`` (eq. 14-15).
-    solver: ``"greedy"`` forward propagation (exact when the path effects are non-negative);
-        ``"interval"``: an upper bound of eq. 18 valid for any signs, equal to greedy's once
-        every column's sign is certain (:func:`~causalbandits.estimators.interval_bounds.
-        propagate_bounds`); or ``"bca"``: block-coordinate ascent started from greedy
-        (``sweeps`` passes; slower, can only raise the value of eq. 18, not an upper bound).
+    solver: ``"auto"`` (default): ``"greedy"`` when the problem states the paper's
+        non-negative model (``problem.nonnegative``), else ``"interval"``; ``"greedy"``
+        forward propagation (exact when the path effects are non-negative); ``"interval"``: an
+        upper bound of eq. 18 valid for any signs, equal to greedy's once every column's sign
+        is certain (:func:`~causalbandits.estimators.interval_bounds.propagate_bounds`); or
+        ``"bca"``: block-coordinate ascent started from greedy (``sweeps`` passes; slower, can
+        only raise the value of eq. 18, not an upper bound).
     mode_parents: regress each mode of a node on that mode's own parents
         (``problem.mode_parents``) instead of the parents in either mode.
     """
@@ -116,13 +118,15 @@ class LinSEMUCB(_LinearSEMLearner):
         beta_scale: float = 1.0,
         delta: float | None = None,
         ball: bool = False,
-        solver: str = "greedy",
+        solver: str = "auto",
         sweeps: int = 2,
         mode_parents: bool = False,
     ) -> None:
         super().__init__(problem, mode_parents)
-        if solver not in self.SOLVERS:
-            raise ValueError(f"unknown solver {solver!r}; choose from {self.SOLVERS}")
+        if solver not in (*self.SOLVERS, "auto"):
+            raise ValueError(f"unknown solver {solver!r}; choose from {('auto', *self.SOLVERS)}")
+        if solver == "auto":
+            solver = "greedy" if getattr(problem, "nonnegative", False) else "interval"
         if solver == "bca" and ball:
             raise ValueError(
                 "the unit-ball cap is available with the greedy and interval solvers only"

@@ -56,7 +56,7 @@ def algorithms(horizon: int) -> list[AlgorithmSpec]:
             "linsem-ucb",
             {"beta_scale": RADIUS_SCALE, **interval},
         ),
-        AlgorithmSpec("LinSEM-UCB (greedy)", "linsem-ucb"),
+        AlgorithmSpec("LinSEM-UCB (greedy)", "linsem-ucb", {"solver": "greedy"}),
         AlgorithmSpec("Robust-LCB C=0", "robust-lcb", {"deviation_budget": 0, **interval}),
         AlgorithmSpec(
             "Robust-LCB C=sqrt(T)",
