@@ -200,3 +200,18 @@ def test_mode_parents_regress_each_mode_on_its_own_parents_by_closed_form_ridge(
             assert np.all(theta[k, mode, others] == 0)
     with pytest.raises(ValueError, match="does not tell each mode's parents"):
         LinSEMTS(dataclasses.replace(env.problem, mode_parents=None), mode_parents=True)
+
+
+def test_linsem_ts_regresses_on_each_modes_parents_by_default_when_told_them():
+    """``LinSEMTS(problem)`` takes the per-mode parents whenever the problem tells them (the
+    better choice a user should not have to know); without them, the union of the modes'."""
+    env = alone(0)
+    told = LinSEMTS(env.problem)
+    np.testing.assert_array_equal(
+        told.parent_mask, LinSEMTS(env.problem, mode_parents=True).parent_mask
+    )
+    untold = dataclasses.replace(env.problem, mode_parents=None)
+    np.testing.assert_array_equal(
+        LinSEMTS(untold).parent_mask, LinSEMTS(untold, mode_parents=False).parent_mask
+    )
+    assert not np.array_equal(told.parent_mask, LinSEMTS(untold).parent_mask)

@@ -207,12 +207,17 @@ class LinSEMTS(_LinearSEMLearner):
 
     ``variance`` scales the posterior covariance ``V^{-1}`` (1 in the authors' code);
     ``mode_parents`` regresses each mode on its own parents, as LinSEM-TS in the CSL-UCB
-    authors' code, which is told the parents of every (node, mode).
+    authors' code, which is told the parents of every (node, mode); by default (``None``)
+    whenever the problem tells them (``problem.mode_parents``), which a user should not have
+    to know to ask for (issue 33: the union of both modes' parents regresses each mode on
+    parents it does not have).
     """
 
     def __init__(
-        self, problem: LinearSEMProblem, variance: float = 1.0, mode_parents: bool = False
+        self, problem: LinearSEMProblem, variance: float = 1.0, mode_parents: bool | None = None
     ) -> None:
+        if mode_parents is None:
+            mode_parents = getattr(problem, "mode_parents", None) is not None
         super().__init__(problem, mode_parents)
         if not variance > 0 or not np.isfinite(variance):
             raise ValueError(f"variance must be finite and positive, got {variance}")

@@ -49,7 +49,7 @@ def algorithms(horizon: int) -> list[AlgorithmSpec]:
     interval = {"solver": "interval"}
     return [
         AlgorithmSpec("UCB1", "ucb"),
-        AlgorithmSpec("LinSEM-TS", "linsem-ts"),
+        AlgorithmSpec("LinSEM-TS", "linsem-ts", {"mode_parents": False}),
         AlgorithmSpec("LinSEM-UCB", "linsem-ucb", interval),
         AlgorithmSpec(
             f"LinSEM-UCB (radius x {RADIUS_SCALE})",
