@@ -25,7 +25,6 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from causalbandits.experiments import simulate
-from causalbandits.experiments.runner import build_environment
 from causalbandits.papers.csl_ucb.bandits import e3
 from causalbandits.policies import POLICIES
 
@@ -42,17 +41,17 @@ POLICY_SPECS = {
 def ms_per_round(label: str, systems: int, stacked: bool) -> float:
     """Milliseconds per round and system: one system at a time, or all in one stack."""
     name, params = POLICY_SPECS[label]
-    spec = e3().spec
+    experiment = e3()
     groups = [range(systems)] if stacked else [[system] for system in range(systems)]
     total = 0.0
     for replicates in groups:
-        env = build_environment(spec, 0, replicates)  # E3's replicates: systems and noise
+        env = experiment.setup(0, "UCB", replicates).env  # E3's replicates: systems and noise
         policy = POLICIES[name](env.problem, **params)
         policy.reset(np.random.SeedSequence(replicates[0]).spawn(len(replicates)))
         start = time.perf_counter()
         simulate(env, policy, 1)
         total += time.perf_counter() - start
-    return total / systems / spec.horizon * 1e3
+    return total / systems / experiment.spec.horizon * 1e3
 
 
 def main() -> None:

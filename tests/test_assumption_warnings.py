@@ -118,11 +118,18 @@ def test_ucb1_with_more_arms_than_rounds_warns():
 
 
 def test_csl_ucb_warns_of_its_unit_variance_and_uses_the_known_variances_on_request():
+    """The papers' presets assume unit variances and warn; the default preset uses the
+    variances the problem tells (and 1 where it tells none)."""
     env = bandit(noise_std={**STD, "tar": 0.5, "genes": 1.5})
-    with pytest.warns(AssumptionWarning, match="noise variance 1.0 at every node .* 0.25 to 2.25"):
-        CSLUCB(env.problem)
-    for chosen in (1.0, None):  # told explicitly: no warning
-        CSLUCB(env.problem, noise_variance=chosen)
+    for preset in ("paper", "authors-code"):
+        with pytest.warns(AssumptionWarning, match="variance 1.0 at every node .* 0.25 to 2.25"):
+            CSLUCB(env.problem, preset=preset)
+        for chosen in (1.0, None):  # told explicitly: no warning
+            CSLUCB(env.problem, preset=preset, noise_variance=chosen)
+    default = CSLUCB(env.problem)
+    np.testing.assert_allclose(default.noise_variance, env.problem.noise_variance)
+    untold = CSLUCB(dataclasses.replace(env.problem, noise_variance=None))
+    np.testing.assert_array_equal(untold.noise_variance, 1.0)
     policy = CSLUCB(env.problem, noise_variance="known", detector="glr", min_samples=5)
     np.testing.assert_allclose(policy.noise_variance, env.problem.noise_variance)
     env.reset(0, 1)

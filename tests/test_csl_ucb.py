@@ -1,3 +1,5 @@
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,6 +20,7 @@ from causalbandits.papers.csl_ucb.bandits import (
     ranking_claim,
 )
 from causalbandits.policies import CSLUCB
+from causalbandits.policies.csl_ucb import default_settings
 from causalbandits.random import Stream, replicate_seeds
 
 
@@ -302,3 +305,17 @@ def test_known_graph_takes_each_stacked_systems_own_graphs():
     policy.reset(np.random.SeedSequence(0).spawn(2))
     for replicate, learner in enumerate(policy.learners):
         assert np.array_equal(learner.known[0], env.problem.mode_parents[replicate, 0])
+
+
+def test_the_default_preset_is_the_authors_schedule_and_cap_with_the_known_variances():
+    """``CSLUCB(problem)``: on an E3 system (unit noise variances, N = 10) it plays exactly as
+    ``preset="authors-code"``; the cap grows to ``N`` where 100 samples are too few for CSL's
+    first fit, and the problem's variances replace the unit ones."""
+    env = system(0)
+    env.horizon = 300
+    default, authors = CSLUCB(env.problem), CSLUCB(env.problem, preset="authors-code")
+    np.testing.assert_array_equal(run(env, default), run(env, authors))
+    assert (default.settings.graph_every, default.settings.n_max) == (50, 100)
+    big = SimpleNamespace(dag=SimpleNamespace(n_nodes=120), noise_variance=None)
+    assert default_settings(big).n_max == 120 and default_settings(big).noise_variance == 1.0
+    assert default_settings(env.problem).noise_variance == "known"

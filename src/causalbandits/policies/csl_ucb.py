@@ -88,6 +88,23 @@ PRESETS = {
     "paper": CSLUCBSettings(),
     "authors-code": CSLUCBSettings(graph_every=50, n_max=100),
 }
+#: The default preset for a user's own system: ``authors-code``'s schedule and sample cap
+#: (the paper's schedule without a cap locked in more often at many times the cost per
+#: round, issue 33), with the cap raised to the ``N`` samples CSL's first fit needs and the
+#: noise variances the problem tells (:func:`default_settings`).
+DEFAULT_PRESET = "default"
+
+
+def default_settings(problem: LinearSEMProblem) -> CSLUCBSettings:
+    """:data:`DEFAULT_PRESET`'s settings for ``problem``: CSL every 50 rounds on the first
+    ``max(100, N)`` samples per pair, and the noise variances ``problem.noise_variance``
+    when it tells them (else 1, the papers' value)."""
+    told = getattr(problem, "noise_variance", None) is not None
+    return replace(
+        PRESETS["authors-code"],
+        n_max=max(100, problem.dag.n_nodes),
+        noise_variance="known" if told else 1.0,
+    )
 
 
 class _Learner:
@@ -242,17 +259,22 @@ class CSLUCB:
         node, the noise mean and the horizon are used (the graph stays unknown), unless
         ``known_graph=True``: then each mode's parents (``problem.mode_parents``, or the
         graph for both modes) replace CSL, which isolates what structure learning costs.
-    preset: ``"paper"`` or ``"authors-code"`` (:data:`PRESETS`).
-    **overrides: any field of :class:`CSLUCBSettings`. Without ``noise_variance`` it warns
-        (:class:`~causalbandits.assumptions.AssumptionWarning`) when the preset's unit
-        variance differs from the variances the problem tells.
+    preset: ``"default"`` (:func:`default_settings`), ``"paper"`` or ``"authors-code"``
+        (:data:`PRESETS`; the paper reproductions name theirs).
+    **overrides: any field of :class:`CSLUCBSettings`. Without ``noise_variance`` the
+        papers' presets warn (:class:`~causalbandits.assumptions.AssumptionWarning`) when
+        their unit variance differs from the variances the problem tells.
     """
 
-    def __init__(self, problem: LinearSEMProblem, preset: str = "paper", **overrides) -> None:
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; choose from {sorted(PRESETS)}")
+    def __init__(
+        self, problem: LinearSEMProblem, preset: str = DEFAULT_PRESET, **overrides
+    ) -> None:
+        choices = sorted([*PRESETS, DEFAULT_PRESET])
+        if preset not in choices:
+            raise ValueError(f"unknown preset {preset!r}; choose from {choices}")
         self.problem = problem
-        self.settings = replace(PRESETS[preset], **overrides)
+        base = default_settings(problem) if preset == DEFAULT_PRESET else PRESETS[preset]
+        self.settings = replace(base, **overrides)
         n_max, nodes = self.settings.n_max, problem.dag.n_nodes
         if n_max is not None and n_max < nodes:
             raise ValueError(
