@@ -273,13 +273,15 @@ MODULES: dict[str, Target] = {
         f"{PKG}/data/train_delays.py",
         ("tests/test_mut_train_delays.py", "tests/test_train_delays.py"),
     ),
+    # The simulator and the fit: tests on small hand-built fits and data (fitting the real data
+    # costs 10-40 s per mutant).
     "train_delays_env": Target(
         f"{PKG}/envs/train_delays.py",
-        (
-            "tests/test_mut_train_delays_env.py",
-            "tests/test_train_delay_envs.py",
-            "tests/test_train_delay_experiment.py",
-        ),
+        ("tests/test_mut_train_delays_env.py",),
+    ),
+    "train_delay_fit": Target(
+        f"{PKG}/envs/train_delay_fit.py",
+        ("tests/test_mut_train_delay_fit.py", "tests/test_mut_train_delays_env.py"),
     ),
     # The BO targets fit GPs in every test: the policy-level formula tests first (``--listed``
     # stops at the first failure), then only the cheap tests of test_causal_bo.py and

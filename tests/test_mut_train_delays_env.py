@@ -6,14 +6,27 @@ No data needed: the fit is written out here."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from causalbandits.envs.train_delay_fit import TrainDelayFit, TrainDelayFitOptions
-from causalbandits.envs.train_delays import SimulatorConfig, train_delay_simulator
+from causalbandits.data.train_delays import load_train_delays
+from causalbandits.envs.separable_semibandit import SeparableBanditConfig
+from causalbandits.envs.train_delay_fit import (
+    TrainDelayFit,
+    TrainDelayFitOptions,
+    fit_train_delay_sem,
+)
+from causalbandits.envs.train_delays import (
+    SimulatorConfig,
+    TrainDelaySimulator,
+    train_delay_simulator,
+)
 from causalbandits.random import SubStream, derive
 from causalbandits.scm.basis import Dictionary
+
+from .test_mut_train_delay_fit import chain_data, write_folder
 
 #: ``W[i, j]``: edge ``j -> i``; a 2-cycle between stations 0 and 1 and an edge 2 -> 0.
 WEIGHTS = np.array([[[0.0], [0.3], [0.4]], [[0.5], [0.0], [0.0]], [[0.0], [0.0], [0.0]]])
@@ -140,3 +153,53 @@ def test_configuration_defaults_and_checks() -> None:
     sizes = [sum(1 for _ in itertools.combinations(range(3), k)) for k in range(3)]
     env = train_delay_simulator(fit=small_fit(), config=SimulatorConfig(super_arm_size=2))
     assert len(env.super_arms) == sum(sizes) and env.horizon == 342
+
+
+def test_the_configuration_stores_its_checked_integers() -> None:
+    """Whole-number floats are stored as the ``int`` the checks return, not as given."""
+    config = SimulatorConfig(horizon=5.0, replicates=2.0)
+    assert type(config.horizon) is int and type(config.replicates) is int
+
+
+def test_the_defaults_reach_the_simulator() -> None:
+    """Without ``config`` the simulator takes :class:`SimulatorConfig`'s defaults (``s = 6``:
+    refused on three stations), without ``seed`` the seed 0."""
+    with pytest.raises(ValueError, match=r"super-arm size s must be an integer in 1\.\.N = 3"):
+        train_delay_simulator(fit=small_fit())
+    fit = small_fit(values=((0.1, 0.6), (0.2, 0.9), (0.0, 0.4)))
+    config = SimulatorConfig(super_arm_size=2, mc_samples=16)
+    default = train_delay_simulator(fit=fit, config=config)
+    np.testing.assert_array_equal(
+        default.expected_payoffs,
+        train_delay_simulator(fit=fit, config=config, seed=0).expected_payoffs,
+    )
+    assert not np.array_equal(
+        default.expected_payoffs,
+        train_delay_simulator(fit=fit, config=config, seed=1).expected_payoffs,
+    )
+
+
+def test_the_simulator_passes_keyword_arguments_to_the_bandit() -> None:
+    """``TrainDelaySimulator(fit, sem, arms, config=..., mc_seeds=...)`` builds the same
+    bandit as the positional call of :func:`train_delay_simulator`."""
+    fit = small_fit(values=((0.1, 0.6), (0.2, 0.9), (0.0, 0.4)))
+    built = train_delay_simulator(fit=fit, config=SimulatorConfig(super_arm_size=2, mc_samples=8))
+    bandit = SeparableBanditConfig(super_arm_size=2, horizon=342, mc_samples=8)
+    again = TrainDelaySimulator(fit, built.sem, fit.arms(), config=bandit, mc_seeds=built._mc_seeds)
+    np.testing.assert_array_equal(again.expected_payoffs, built.expected_payoffs)
+
+
+def test_without_a_fit_the_simulator_fits_the_data_or_the_folder(tmp_path: Path) -> None:
+    """``data`` (or ``path``) is fitted with the default options when no ``fit`` is given."""
+    data, _ = chain_data()
+    config = SimulatorConfig(super_arm_size=2, mc_samples=8)
+    fitted = train_delay_simulator(fit=fit_train_delay_sem(data), config=config)
+    np.testing.assert_array_equal(
+        train_delay_simulator(data, config=config).expected_payoffs, fitted.expected_payoffs
+    )
+    folder = write_folder(tmp_path / "copy")
+    single = SimulatorConfig(super_arm_size=1, mc_samples=4)
+    direct = train_delay_simulator(load_train_delays(folder), config=single)
+    from_path = train_delay_simulator(path=folder, config=single)
+    np.testing.assert_array_equal(from_path.expected_payoffs, direct.expected_payoffs)
+    assert from_path.names == ("Gotha", "Erfurt Hbf")
