@@ -1335,6 +1335,211 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         "'or' differs only for degree 0, which reward_jets never reaches (its input jets need "
         "degree >= 1), or when no super arm moves, where the loop adds nothing",
     ),
+    # ------------------------------------------------------------------ ssem_ucb
+    ("ssem_ucb", "weight = np.where(high >= low, high - low, 0.0)"): (
+        E,
+        "high = low gives the weight high - low = 0 either way; high < low only when no "
+        "internal UCB of the replicate is finite, and every score is then -inf (outer np.where)",
+    ),
+    (
+        "ssem_ucb",
+        "grid = low + np.linspace(0.0, 1.0, SLOPE_POINTS)[:, None] * (high - low)  # (G, N)",
+    ): (
+        H,
+        "numpy's default of 50 grid points instead of 33: the same slope bound on a finer grid "
+        "(differs by the grid's discretisation only)",
+    ),
+    ("ssem_ucb", "slopes = dictionary.derivatives(grid, 1)[:, 1]  # (K, G, N)"): (
+        E,
+        "derivatives(grid, n) stacks the orders 0..n: index 1 is the first derivative for "
+        "every n >= 1 (n = 2 computes one more order, unused)",
+    ),
+    ("ssem_ucb", "rho = float(np.abs(np.linalg.eigvals(bound)).max(initial=0.0))"): (H, EMPTY_MAX),
+    ("ssem_ucb", "if rho < max_contraction:"): (
+        H,
+        "differs only when the spectral radius equals max_contraction exactly (a tie of "
+        "measure zero), where shrinking by a factor of 1 changes nothing",
+    ),
+    (
+        "ssem_ucb",
+        "dictionary=self.dictionary, derivatives=self.derivatives, fd_step=self.fd_step",
+    ): (E, "this Expansion is built only to check fd_step; its dictionary is not read there"),
+    ("ssem_ucb", 'known = bool(getattr(problem, "upper_triangular", False))'): (
+        E,
+        "bool(None) is False",
+    ),
+    **{
+        ("ssem_ucb", f"self.{name} = np.zeros(replicates, dtype=np.int64)"): (
+            H,
+            "a float64 counter adds and compares exactly like an int64 one below 2^53; only "
+            "its dtype shows (the diagnostic counters print 3.0 instead of 3)",
+        )
+        for name in ("last_fit", "residual_count", "refits", "divergent_refits", "shrunk_refits")
+    },
+    (
+        "ssem_ucb",
+        "which = np.array(which, dtype=bool)  # not a view of ``stale``, which is cleared below",
+    ): (E, DTYPE_BOOL_INPUT + "; np.array copies either way"),
+    ("ssem_ucb", "for group, (jets, _) in zip(self.groups, expanded, strict=True):"): (
+        E,
+        STRICT_ZIP,
+    ),
+    ("ssem_ucb", "jets[failed] = np.nan"): (E, "numpy stores None in a float array as NaN"),
+    ("ssem_ucb", "diverged |= ~np.isfinite(jets).all(axis=(1, 2))"): (
+        H,
+        "changes only the diagnostic count divergent_refits, and only for a replicate whose "
+        "jets overflow for super arms of one size but not for the last size (failed fits are "
+        "NaN in every group and stay counted)",
+    ),
+    ("ssem_ucb", "self.stale[which] = False"): (E, "numpy stores None in a boolean array as False"),
+    (
+        "ssem_ucb",
+        "return expand(weights, centres=centres), np.zeros(len(weights), dtype=bool)",
+    ): (E, "the flags are only read through np.any(..., axis=0), which returns booleans"),
+    ("ssem_ucb", "failed = np.zeros(len(weights), dtype=bool)"): (
+        E,
+        "the flags are only read through np.any(..., axis=0), which returns booleans",
+    ),
+    ("ssem_ucb", "played = np.asarray(actions, dtype=bool)"): (E, DTYPE_BOOL_INPUT),
+    (
+        "ssem_ucb",
+        "z, y = np.asarray(feedback.z, dtype=float), np.asarray(feedback.y, dtype=float)",
+    ): (E, "the environments' feedback is already float64 (a copy is taken below either way)"),
+    ("ssem_ucb", "if self.t >= len(self.blocks):"): (
+        E,
+        "the only extra residual, of the last block round, is discarded by the first refit in "
+        "the next round (every replicate starts stale, and a refit resets the statistics)",
+    ),
+    ("ssem_ucb", "count = np.maximum(self.residual_count, 1)"): (
+        E,
+        "the mean is read only where residual_count >= MIN_RESIDUALS = 5, where max(count, 1) "
+        "= max(count, 2)",
+    ),
+    (
+        "ssem_ucb",
+        "residual > self.options.residual_factor * self.residual_sum / count",
+    ): (
+        H,
+        "differs only for a residual exactly equal to the threshold (a tie of measure zero)",
+    ),
+    ("ssem_ucb", "if z is None or y is None:"): (
+        H,
+        "callers pass both z and y or neither (documented); 'and' differs only for one alone",
+    ),
+    ("ssem_ucb", "sem = ChordSEM(weights, self.graph.dictionary, max_iter=REBUILD_SWEEPS)"): (
+        H,
+        MAX_ITER + " (the default 500 instead of 100 sweeps: a slowly contracting fit gets a "
+        "rebuilt error instead of NaN)",
+    ),
+    # ------------------------------------------------------------------ train_delay_fit
+    ("train_delay_fit", "for i, j in zip(*np.nonzero(kept), strict=True):"): (E, STRICT_ZIP),
+    ("train_delay_fit", "for i, j in zip(*np.nonzero(amp > 0), strict=True):"): (E, STRICT_ZIP),
+    ("train_delay_fit", "if np.any(np.diag(np.asarray(data.adjacency, dtype=bool))):"): (
+        E,
+        "np.any counts a nonzero diagonal entry of any dtype as True, as the bool conversion does",
+    ),
+    (
+        "train_delay_fit",
+        "exo, endo = np.asarray(data.exogenous, float), np.asarray(data.endogenous, float)",
+    ): (
+        E,
+        "the arrays are only read by np.isfinite, which gives the same mask for any numeric dtype",
+    ),
+    (
+        "train_delay_fit",
+        "if not np.array_equal(np.isfinite(exo), np.asarray(data.exogenous_observed, bool)):",
+    ): (E, DTYPE_BOOL_INPUT + " (array_equal compares True with 1)"),
+    (
+        "train_delay_fit",
+        "if not np.array_equal(np.isfinite(endo), np.asarray(data.observed, bool)):",
+    ): (E, DTYPE_BOOL_INPUT + " (array_equal compares True with 1)"),
+    ("train_delay_fit", "points = np.linspace(low, high, 513)"): (
+        E,
+        "|f'| of a linear, cubic or zero-true tanh basis is largest at an end of the interval or "
+        "at the tanh's inflection point (appended): any evenly spaced grid with both ends gives "
+        "the same maximum",
+    ),
+    ("train_delay_fit", "return float(np.abs(basis.derivatives(points, 1)[1]).max())"): (
+        E,
+        "derivatives up to order 2 still hold the first derivative at index 1",
+    ),
+    ("train_delay_fit", "return np.arange(count) * folds // max(count, 1)"): (
+        E,
+        "folds are only drawn for count >= min_hours >= folds >= 2 (TrainDelayFitOptions checks "
+        "it): max(count, 2) = count",
+    ),
+    (
+        "train_delay_fit",
+        "alternatives = range(count) if k is not None else [int(choice[0])]",
+    ): (
+        E,
+        "for k = None every alternative keeps the current choice: the extra rows repeat the "
+        "first one's error and only [0] is read",
+    ),
+    ("train_delay_fit", "changed = False"): (
+        E,
+        "a sweep that changes nothing leaves the choice as it was, so further sweeps change "
+        "nothing either (None is falsy like False)",
+    ),
+    ("train_delay_fit", "exo_all = np.asarray(data.exogenous, dtype=float)"): (
+        E,
+        "the signals are only used in float arithmetic (nanmax - nanmin, / scale, isfinite): "
+        "any numeric dtype gives the same numbers",
+    ),
+    (
+        "train_delay_fit",
+        "endo = np.where(mask[:, None], np.asarray(data.endogenous, dtype=float), np.nan) / scale",
+    ): (E, "np.where with np.nan and the division by scale give float64 for any numeric input"),
+    (
+        "train_delay_fit",
+        "return _Signals(exo, endo, filled, np.asarray(data.adjacency, dtype=bool), data_box)",
+    ): (
+        E,
+        "the candidate edges are only read by np.flatnonzero, which finds the same entries in a "
+        "0/1 array of any dtype",
+    ),
+    ("train_delay_fit", "n = signals.adjacency.shape[0]"): (E, "the adjacency is square"),
+    ("train_delay_fit", "n = choice.shape[0]"): (E, "the choices are square (N, N)"),
+    ("train_delay_fit", "n = weights.shape[0]"): (E, "the weights are (N, N, K)"),
+    ("train_delay_fit", "choice = np.full((n, n), -1, dtype=int)"): (
+        E,
+        "an int fill gives int64 anyway; the 'no candidate' marker is only read through "
+        "choice >= 0 and choice[amplitude > 0] (never such an edge), so -2 marks it as well",
+    ),
+    ("train_delay_fit", "np.ones((1, target.size), dtype=bool),"): (
+        E,
+        "box_least_squares turns the row mask into float weights first: float ones are the same",
+    ),
+    (
+        "train_delay_fit",
+        "if options.max_contraction is not None and raw_rho > options.max_contraction:",
+    ): (E, "at raw_rho == max_contraction the shrink max_contraction / raw_rho is exactly 1"),
+    ("train_delay_fit", 'family_of = ("linear", "cubic") + ("tanh",) * (len(bases) - 2)'): (
+        E,
+        "extra trailing labels are never indexed (every choice is below len(bases))",
+    ),
+    ("train_delay_fit", "return float(np.abs(np.linalg.eigvals(matrix)).max(initial=0.0))"): (
+        E,
+        "M is (N, N) with N >= 1, never empty, and |eigenvalues| >= 0: initial=0 changes no max",
+    ),
+    ("train_delay_fit", "for _ in range(5):"): (
+        E,
+        "the extreme solutions do not depend on the box: the second pass finds the grown box "
+        "unchanged (or rho >= 1) and returns, so a sixth pass is never reached",
+    ),
+    ("train_delay_fit", "return box, _slope_matrix(weights, dictionary, box)"): (
+        E,
+        "unreachable: the loop returns by its second pass (the extremes do not depend on the box)",
+    ),
+    ("train_delay_fit", "u = np.asarray(inputs, dtype=float)[None]"): (
+        E,
+        "u enters only u + F(y), float64 with the float64 weights: integer or float32 inputs "
+        "convert exactly and give the same iterates",
+    ),
+    ("train_delay_fit", "changes.append(float(np.abs(new - y).max(initial=0.0)))"): (
+        H,
+        "initial only matters for inputs without any sample (an empty maximum), never passed",
+    ),
 }
 
 #: (key, original line, mutated line) -> (class, reason): single mutants of a line whose
@@ -1400,6 +1605,32 @@ SURVIVORS: dict[tuple[str, str, str], tuple[str, str]] = {
         H,
         EMPTY_MAX,
     ),
+    **{
+        ("pooled_testing", "u = _child(population.seed, _Streams.POOLS, side).random(", m): (
+            H,
+            "the pools' uniforms come from another child stream of the same seed (same law, "
+            "still independent of the other streams): only the particular draws change",
+        )
+        for m in (
+            "u = _child(population.seed, side).random(",
+            "u = _child(population.seed, _Streams.POOLS, ).random(",
+        )
+    },
+    (
+        "dictionary_lasso",
+        "return (self.edge_norms(coefficients, rows) > self.edge_threshold).sum(axis=(1, 2))",
+        "return (self.edge_norms(coefficients, rows) >= self.edge_threshold).sum(axis=(1, 2))",
+    ): (H, "differs only for an edge size exactly equal to the threshold (a tie of measure zero)"),
+    (
+        "bo_baselines",
+        "raise ValueError(\"noise='known' needs a problem that states its noise_variance\")",
+        "raise ValueError(\"XXnoise='known' needs a problem that states its noise_varianceXX\")",
+    ): (H, MESSAGE_DECORATED),
+    (
+        "bo_baselines",
+        'self.beta, self.samples = non_negative("beta", beta), count("samples", samples)',
+        'self.beta, self.samples = non_negative("XXbetaXX", beta), count("samples", samples)',
+    ): (H, "the error message names the option XXbetaXX: " + MESSAGE_DECORATED),
     (
         "jets",
         "for start in range(0, members.shape[0], JET_CHUNK):",
@@ -1408,6 +1639,63 @@ SURVIVORS: dict[tuple[str, str, str], tuple[str, str]] = {
         E,
         "a step of 1 makes the blocks overlap: later blocks recompute the same super arms' "
         "jets (same values, more time)",
+    ),
+    (
+        "train_delay_fit",
+        "if m != choice[k] and trial[m] < best * (1 - options.min_improvement):",
+        "if m != choice[k] and trial[m] <= best * (1 - options.min_improvement):",
+    ): (
+        H,
+        "differs only for a CV error exactly at the threshold: a tie of measure zero for "
+        "min_improvement > 0 (the default); at 0 it can only relabel an edge whose every "
+        "family has amplitude 0 (a removed edge)",
+    ),
+    (
+        "train_delay_fit",
+        "lows = np.minimum(np.nanmin(np.where(np.isfinite(endo), endo, 0.0), axis=0), 0.0)",
+        "lows = np.minimum(np.nanmin(np.where(np.isfinite(endo), endo, 1.0), axis=0), 0.0)",
+    ): (
+        E,
+        "the minimum is joined with 0 right after: filling missing hours with 1 instead of 0 "
+        "can only raise a minimum that the join brings back to 0",
+    ),
+    (
+        "train_delay_fit",
+        "return intercepts, residual_sd, float(np.sqrt(squares / max(total, 1)))",
+        "return intercepts, residual_sd, float(np.sqrt(squares / max(total, 2)))",
+    ): (
+        E,
+        "total >= 1 (the fitting hours hold an exogenous value), and with total = 1 the one "
+        "centred residual is 0: squares is 0 either way",
+    ),
+    (
+        "train_delay_fit",
+        "if _spectral_radius(slopes) >= 1:",
+        "if _spectral_radius(slopes) > 1:",
+    ): (
+        H,
+        "differs only at rho(M) == 1.0 exactly (a linear cycle clipped to slope 1), where "
+        "I - W is singular, Newton's method raises and the data's range is kept as well",
+    ),
+    ("train_delay_fit", "if changes[-1] < 1e-13:", "if changes[-1] <= 1e-13:"): (
+        H,
+        "differs only for a change of exactly 1e-13 (a tie of measure zero)",
+    ),
+    (
+        "train_delay_fit",
+        "usable = [c for c in changes if c >= 1e-13]",
+        "usable = [c for c in changes if c > 1e-13]",
+    ): (H, "differs only for a change of exactly 1e-13 (a tie of measure zero)"),
+    (
+        "train_delay_fit",
+        "empty_intercepts = np.where(counts > 0, np.nansum(diff, axis=0) / np.maximum(counts, 1), "
+        "0.0)",
+        "empty_intercepts = np.where(counts >= 0, np.nansum(diff, axis=0) / np.maximum(counts, 1), "
+        "0.0)",
+    ): (
+        E,
+        "a station without training values has nansum 0 and count 0: 0 / max(0, 1) = 0, the "
+        "value np.where gives it anyway",
     ),
 }
 
