@@ -16,7 +16,7 @@ import pytest
 
 from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.experiments import plot_regret_curves
-from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
+from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun, regular_rounds
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.policies import POLICIES, Oracle
@@ -177,3 +177,8 @@ def test_no_paper_runs_the_round_loop_itself() -> None:
     assert loops == []
     chunks = sorted(name for name, text in sources.items() if "def run_chunk" in text)
     assert chunks == ["csl_ucb/graphs.py", "excbo/recovery.py"]
+
+
+def test_regular_rounds_add_the_extra_rounds_and_the_horizon() -> None:
+    rounds = regular_rounds(10, 4, [1], [9, 4])
+    assert rounds.tolist() == [1, 4, 8, 9, 10] and rounds.dtype == np.int64

@@ -19,7 +19,6 @@ from causalbandits.papers.csl_ucb.graphs import (
     build_report,
     claim_checks,
     e1,
-    graph_identification,
     score,
 )
 
@@ -30,7 +29,9 @@ FAST_DAGMA = {"warm_iter": 1000, "max_iter": 2000}
 def tiny(replicates: int = 3, **options) -> GraphIdentificationExperiment:
     options.setdefault("dagma_options", FAST_DAGMA)
     options.setdefault("chunk_size", 2)
-    return graph_identification((5,), (200,), replicates, **options)
+    return GraphIdentificationExperiment(
+        nodes=(5,), samples=(200,), replicates=replicates, **options
+    )
 
 
 def tiny_e1(quick: bool) -> GraphIdentificationExperiment:
@@ -79,7 +80,9 @@ def test_perfect_estimate_scores_perfectly() -> None:
     assert (fn_any, precision, recall, nshd, n_fn, n_fp) == (False, 1.0, 1.0, 0.0, 0, 0)
     assert n_true == n_est == np.count_nonzero(b)
 
-    oracle = graph_identification((4, 6), (50, 100), 3, methods=("oracle",))
+    oracle = GraphIdentificationExperiment(
+        nodes=(4, 6), samples=(50, 100), replicates=3, methods=("oracle",)
+    )
     df = pd.concat([oracle.run_task(task) for task in oracle.tasks()], ignore_index=True)
     assert len(df) == 2 * 2 * 3
     assert not df["fn_any"].any()
@@ -88,15 +91,21 @@ def test_perfect_estimate_scores_perfectly() -> None:
 
 
 def test_systems_depend_on_replicate_and_size_not_on_the_chunking() -> None:
-    one = graph_identification((5,), (60,), 2, methods=("CSL", "oracle"), chunk_size=1)
-    two = graph_identification((5,), (60,), 2, methods=("CSL", "oracle"), chunk_size=2)
+    one = GraphIdentificationExperiment(
+        nodes=(5,), samples=(60,), replicates=2, methods=("CSL", "oracle"), chunk_size=1
+    )
+    two = GraphIdentificationExperiment(
+        nodes=(5,), samples=(60,), replicates=2, methods=("CSL", "oracle"), chunk_size=2
+    )
     chunked = pd.concat([one.run_task(t) for t in one.tasks()], ignore_index=True)
     assert [t.id for t in one.tasks()] == ["p000-c00000", "p000-c00001"]
     pd.testing.assert_frame_equal(chunked, two.run_chunk({"n_nodes": 5}, 0, range(2)))
 
 
 def test_every_sample_size_and_method_of_a_replicate_sees_its_one_system() -> None:
-    experiment = graph_identification((5, 6), (40, 80), 3, methods=("oracle", "CSL"))
+    experiment = GraphIdentificationExperiment(
+        nodes=(5, 6), samples=(40, 80), replicates=3, methods=("oracle", "CSL")
+    )
     df = pd.concat([experiment.run_task(t) for t in experiment.tasks()], ignore_index=True)
     for (n, replicate), rows in df.groupby(["n_nodes", "replicate"]):
         assert len(rows) == 2 * 2  # sample sizes x methods
@@ -109,7 +118,9 @@ def test_every_sample_size_and_method_of_a_replicate_sees_its_one_system() -> No
 
 
 def test_observational_regime_uses_t_samples_for_every_method() -> None:
-    experiment = graph_identification((5,), (80,), 1, "observational", methods=("CSL", "CSL-nw"))
+    experiment = GraphIdentificationExperiment(
+        nodes=(5,), samples=(80,), replicates=1, regime="observational", methods=("CSL", "CSL-nw")
+    )
     df = experiment.run_task(experiment.tasks()[0])
     assert set(df["regime"]) == {"observational"}
     assert (df["node_samples"] == 80).all()
@@ -117,15 +128,17 @@ def test_observational_regime_uses_t_samples_for_every_method() -> None:
 
 def test_validation() -> None:
     with pytest.raises(ValueError, match="regime"):
-        graph_identification(regime="both")
+        GraphIdentificationExperiment(regime="both")
     with pytest.raises(ValueError, match="methods"):
-        graph_identification(methods=("CSL", "PC"))
+        GraphIdentificationExperiment(methods=("CSL", "PC"))
     assert e1(True).replicates == 10 and e1(False).nodes == (6, 10, 14)
     assert e1(False).with_replicates(30).replicates == 30
 
 
 def test_resume_skips_finished_tasks_and_refuses_another_configuration(tmp_path: Path) -> None:
-    experiment = graph_identification((5,), (60,), 2, methods=("CSL",), chunk_size=1)
+    experiment = GraphIdentificationExperiment(
+        nodes=(5,), samples=(60,), replicates=2, methods=("CSL",), chunk_size=1
+    )
     first = experiment.run(tmp_path, progress=False)
     manifest = read_manifest(tmp_path)
     assert [record["status"] for record in manifest["tasks"]] == ["done", "done"]

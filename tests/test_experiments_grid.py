@@ -157,3 +157,33 @@ def test_bad_worker_counts_are_rejected(tmp_path: Path) -> None:
     for jobs in (0, -2):
         with pytest.raises(ValueError, match="jobs must be"):
             MeanOfDraws().run(tmp_path, jobs=jobs, progress=False)
+
+
+def test_distinct_fields_and_named_variants() -> None:
+    grid = MeanOfDraws()
+    object.__setattr__(grid, "sizes", [4, 1])
+    grid.distinct("sizes")
+    assert grid.sizes == (4, 1)
+    object.__setattr__(grid, "sizes", (4, 4))
+    with pytest.raises(ValueError, match=r"sizes must be distinct and non-empty"):
+        grid.distinct("sizes")
+    with pytest.raises(ValueError, match=r"offsets must be distinct names from \(0.0,\)"):
+        grid.distinct("offsets", (0.0,))
+    variant = MeanOfDraws().variant("big", "bigger draws", CommonOffsets, sizes=(64,))
+    assert isinstance(variant, CommonOffsets) and variant.name == "mean-of-draws-big"
+    assert (variant.description, variant.sizes, variant.seed) == ("bigger draws", (64,), 3)
+
+
+@dataclass(frozen=True)
+class Reported(MeanOfDraws):
+    """A grid whose report and figures a module function writes."""
+
+    FIGURES = staticmethod(lambda df, out_dir, grid: [out_dir / f"{grid.name}.png"])
+    REPORT = staticmethod(lambda df, grid: f"# {grid.name}: {len(df)} rows")
+
+
+def test_figures_and_report_hooks(tmp_path: Path) -> None:
+    df = pd.DataFrame({"value": [1.0, 2.0]})
+    assert MeanOfDraws().plot(df, tmp_path) == [] and MeanOfDraws().report(df) == ""
+    assert Reported().plot(df, str(tmp_path)) == [tmp_path / "mean-of-draws.png"]
+    assert Reported().report(df) == "# mean-of-draws: 2 rows"

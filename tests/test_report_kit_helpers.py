@@ -10,18 +10,28 @@ import pytest
 from causalbandits.experiments.evidence import (
     PairedComparison,
     Verdict,
+    against_best_other,
     by_replicate,
     group_against_rest,
+    replicate_table,
     weakest,
 )
-from causalbandits.experiments.metrics import summarise
-from causalbandits.experiments.plots import grouped_bars, panel_figure, plot_choices
+from causalbandits.experiments.metrics import final, summarise
+from causalbandits.experiments.plots import (
+    band,
+    error_lines,
+    grouped_bars,
+    panel_figure,
+    plot_choices,
+)
 from causalbandits.experiments.report import (
     Claim,
     claims_table,
     collecting_claims,
     in_order,
+    lowest_claim,
     markdown_document,
+    pm_table,
     section,
 )
 
@@ -73,6 +83,9 @@ def test_group_against_rest_pairs_the_least_favourable_member_with_the_best_othe
     assert comparison.verdict is Verdict.HOLDS and comparison.mean == pytest.approx(-3.0)
     member, other, _ = group_against_rest(values, ["z"], ["x", "y"], +1)
     assert (member, other) == ("z", "y")  # "z is the highest" against the highest other
+    other, comparison = against_best_other(values, "y")
+    assert other == "x" and comparison.verdict is Verdict.CONTRADICTED  # y is not the lowest
+    assert against_best_other(values, "x", +1)[0] == "z"
 
 
 def test_compare_puts_the_prefix_before_the_test() -> None:
@@ -102,3 +115,41 @@ def test_panel_figure_grouped_bars_and_choices() -> None:
     image = axes[1].get_images()[0]
     assert image.get_array().shape == (3, 2)  # arms down, rounds across
     assert [t.get_text() for t in axes[1].get_yticklabels()] == ["x", "y", "z"]
+
+
+def test_replicate_table_and_lowest_claim() -> None:
+    rows = pd.DataFrame(
+        {
+            "delay": [5] * 6,
+            "algorithm": ["a", "b", "c"] * 2,
+            "replicate": [0, 0, 0, 1, 1, 1],
+            "regret": [1.0, 5.0, 3.0, 1.2, 5.5, 3.1],
+        }
+    )
+    table = replicate_table(rows, "regret", ["delay"])
+    assert list(table.columns) == ["a", "b", "c"] and table.loc[(5, 1), "b"] == 5.5
+    claim = lowest_claim("a is lowest", table.loc[5], "a")
+    assert claim.ours.startswith("lowest: a; a - c: difference -2")
+    assert claim.verdict is Verdict.HOLDS
+
+
+def test_pm_table_sorts_and_marks_missing_cells() -> None:
+    rows = pd.DataFrame({"g": ["y", "y", "x", "x"], "d": [2, 2, 1, 1], "v": [1.0, 3.0, 2.0, 2.0]})
+    table = pm_table(rows, "g", "d", "v")
+    assert list(table.index) == ["x", "y"] and list(table.columns) == [1, 2]
+    assert table.loc["y", 2] == "2 ± 1" and table.loc["x", 2] == "-"
+
+
+def test_final_without_setting_or_algorithm_keeps_the_last_round() -> None:
+    rows = pd.DataFrame({"algorithm": ["a", "a", "b"], "t": [1, 2, 1], "v": [0, 1, 2]})
+    assert final(rows)["v"].tolist() == [1, 2]  # each algorithm's last round
+    assert final(rows.drop(columns="algorithm"))["v"].tolist() == [1]
+
+
+def test_error_lines_and_band_draw_on_the_axes() -> None:
+    _, (ax,) = panel_figure(1, 1, (2.0, 2.0))
+    summary = pd.DataFrame({"n": [2, 1], "m_mean": [3.0, 1.0], "m_se": [0.1, np.nan]})
+    error_lines(ax, {"a": summary}, "n", "m")
+    assert ax.lines[0].get_xydata().tolist() == [[1.0, 1.0], [2.0, 3.0]]  # sorted by x
+    band(ax, pd.Series([1.0, 2.0], index=[0, 1]), np.array([0.5, 0.5]), label="b")
+    assert ax.lines[-1].get_label() == "b" and len(ax.collections) >= 1

@@ -31,6 +31,14 @@ from causalbandits.experiments.simulate import results_frame, simulate
 from causalbandits.random import Stream, policy_stream
 
 
+def regular_rounds(horizon: int, every: int, *extra: Sequence[int]) -> np.ndarray:
+    """Every ``every``-th round, the rounds of ``extra`` and ``horizon``: increasing, unique
+    1-based rounds (e.g. a grid's recorded rounds with the last round of each period)."""
+    regular = np.arange(every, horizon + 1, every)
+    rounds = np.concatenate([regular, *(np.asarray(r, dtype=np.int64) for r in extra), [horizon]])
+    return np.unique(rounds).astype(np.int64)
+
+
 @dataclasses.dataclass
 class BanditRun:
     """One run of the round loop inside a task: what the hooks read, filled as it goes."""
@@ -145,12 +153,17 @@ class BanditGrid(TaskGrid):
         streams, its recorders made (what a task runs; tests and notebooks start here).
         ``run.algorithm`` defaults to the point's :meth:`label`."""
         run.algorithm = run.algorithm or self.label(run.point)
-        run.env = self.make_environment(run)
-        run.env.reset(self.noise_seeds(run))
+        run.env = self.reset_environment(run)
         run.policy = self.make_policy(run)
         run.policy.reset(self.policy_seeds(run))
         run.recorders = self.make_recorders(run)
         return run
+
+    def reset_environment(self, run: BanditRun) -> Any:
+        """``run``'s environment (:meth:`make_environment`) reset with :meth:`noise_seeds`."""
+        env = self.make_environment(run)
+        env.reset(self.noise_seeds(run))
+        return env
 
     def run_loop(self, run: BanditRun) -> pd.DataFrame:
         """:meth:`prepare`, the round loop, the rows (:meth:`table`)."""

@@ -182,6 +182,29 @@ def by_replicate(
     }
 
 
+def against_best_other(
+    values: Mapping[Key, pd.Series], label: Key, direction: int = -1
+) -> tuple[Key, PairedComparison]:
+    """The claim "``label`` is the lowest" (``direction -1``; ``+1``: the highest) as one
+    paired comparison against the other label of lowest (highest) mean; that label and the
+    comparison (:func:`group_against_rest` with ``group = [label]``)."""
+    others = [other for other in values if other != label]
+    _, other, comparison = group_against_rest(values, [label], others, direction)
+    return other, comparison
+
+
+def replicate_table(
+    rows: pd.DataFrame,
+    column: str,
+    by: Sequence[str] = (),
+    key: str = "algorithm",
+    index: str = "replicate",
+) -> pd.DataFrame:
+    """The paired samples as one table: ``column`` per (``by``, ``index``) (rows, e.g. per
+    delay and replicate) and value of ``key`` (columns); ``.loc[group]`` pairs one group."""
+    return rows.pivot_table(index=[*by, index], columns=key, values=column)
+
+
 def group_against_rest(
     values: Mapping[Key, pd.Series], group: Sequence[Key], rest: Sequence[Key], direction: int
 ) -> tuple[Key, Key, PairedComparison]:

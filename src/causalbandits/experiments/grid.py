@@ -22,7 +22,7 @@ import dataclasses
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -33,6 +33,8 @@ from causalbandits.experiments.spec import plain
 from causalbandits.experiments.store import file_digest
 from causalbandits.random import replicate_seeds
 from causalbandits.validation import count, shown
+
+Grid = TypeVar("Grid", bound="TaskGrid")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +92,11 @@ class TaskGrid:
     #: or None) -> Path`` (the default location, an environment variable); ``None``: the
     #: grid reads no data (``--data`` is refused).
     DATA: ClassVar[Callable[[str | None], Path] | None] = None
+    #: The grid's figures and report when a module draws them (like :attr:`DATA`:
+    #: ``staticmethod(draw)``): ``FIGURES(df, out_dir, grid) -> paths`` and ``REPORT(df, grid)
+    #: -> markdown``; ``None``: none (:meth:`plot`, :meth:`report`).
+    FIGURES: ClassVar[Callable[[pd.DataFrame, Path, Any], list[Path]] | None] = None
+    REPORT: ClassVar[Callable[[pd.DataFrame, Any], str] | None] = None
     #: The axes whose values change the seeds (``None``: all axes). Points that differ only
     #: on the other axes (e.g. the algorithm) draw the same numbers: common random numbers.
     SEED_AXES: ClassVar[tuple[str, ...] | None] = None
@@ -114,6 +121,25 @@ class TaskGrid:
     def check(self) -> None:
         """A subclass's own validation and normalisation of its fields (after the shared
         checks of name, seed, replicates and chunk size); ``object.__setattr__`` normalises."""
+
+    def distinct(self, name: str, allowed: Sequence[Any] | None = None) -> None:
+        """Store field ``name`` (e.g. the algorithms) as a tuple; raise unless its values are
+        distinct, at least one and, given ``allowed``, among ``allowed``."""
+        values = tuple(getattr(self, name))
+        unknown = allowed is not None and not set(values) <= set(allowed)
+        if not values or len(set(values)) != len(values) or unknown:
+            among = "and non-empty" if allowed is None else f"names from {tuple(allowed)}"
+            raise ValueError(f"{name} must be distinct {among}, got {values}")
+        object.__setattr__(self, name, values)
+
+    def variant(
+        self, suffix: str, description: str, kind: type[Grid] | None = None, **changes: Any
+    ) -> Grid:
+        """A named variant of this grid (e.g. a sensitivity of a preset): its fields with
+        ``changes``, named ``<name>-<suffix>``, as a ``kind`` (a subclass; default: its own)."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+        changes = {"name": f"{self.name}-{suffix}", "description": description, **changes}
+        return (kind or type(self))(**{**fields, **changes})
 
     # ------------------------------------------------------------ to implement
 
@@ -324,7 +350,11 @@ class TaskGrid:
         return paths
 
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
-        return []
+        """The figures of :attr:`FIGURES` drawn into ``out_dir``; their paths."""
+        draw = type(self).FIGURES
+        return [] if draw is None else draw(df, Path(out_dir), self)
 
     def report(self, df: pd.DataFrame) -> str:
-        return ""
+        """The markdown report of :attr:`REPORT` (none: empty)."""
+        write = type(self).REPORT
+        return "" if write is None else write(df, self)

@@ -71,6 +71,8 @@ def summarise(
 
 
 def final(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows at the last round ``t`` of each (setting, algorithm)."""
-    last = df.groupby(["setting", "algorithm"], sort=False)["t"].transform("max")
+    """The rows at the last round ``t`` of each (setting, algorithm): of each algorithm in a
+    table without ``setting``, the table's last round in one without either."""
+    keys = [key for key in ("setting", "algorithm") if key in df.columns]
+    last = df.groupby(keys, sort=False)["t"].transform("max") if keys else df["t"].max()
     return df[df["t"] == last].reset_index(drop=True)

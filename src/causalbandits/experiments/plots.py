@@ -56,6 +56,23 @@ def grouped_bars(
         ax.bar(positions, means, width, yerr=errors, label=label, **options)
 
 
+def band(ax: Axes, mean: pd.Series, half: pd.Series | np.ndarray, **options: Any) -> None:
+    """``mean`` against its index as a line (``options``: of ``Axes.plot``, e.g. ``label``)
+    within a shaded band of ``mean ± half`` of its colour."""
+    line = ax.plot(mean.index, mean, **options)[0]
+    ax.fill_between(mean.index, mean - half, mean + half, facecolor=line.get_color(), alpha=0.2)
+
+
+def error_lines(ax: Axes, lines: Mapping[str, pd.DataFrame], x: str, metric: str) -> None:
+    """Per label of ``lines`` (its rows of a :func:`~causalbandits.experiments.metrics.
+    summarise` table), ``<metric>_mean`` against column ``x`` with markers and 95% error bars
+    from ``<metric>_se`` (a NaN se as none)."""
+    for label, rows in lines.items():
+        rows = rows.sort_values(x, kind="stable")
+        errors = Z95 * np.nan_to_num(rows[f"{metric}_se"].to_numpy(dtype=float))
+        ax.errorbar(rows[x], rows[f"{metric}_mean"], errors, marker="o", capsize=3, label=label)
+
+
 def plot_choices(ax: Axes, chosen: np.ndarray, names: Sequence[str], fontsize: float) -> None:
     """The arms chosen in each round as a grey-scale image: ``chosen`` is ``(rounds, arms)``
     (1 or ``True``: chosen), round 1 on the left, arm 0 on top, the arms' ``names`` on the y
@@ -138,20 +155,10 @@ def plot_final_vs_parameter(
     varying = [p for p in others if df[p].nunique(dropna=False) > 1]
     if varying:
         raise ValueError(f"settings also vary in {varying}; select rows with one value first")
-    summary = summarise(final(df), by=["algorithm", parameter]).sort_values(
-        parameter, kind="stable"
-    )
+    summary = summarise(final(df), by=["algorithm", parameter])
     figure = Figure(figsize=(5.5, 4.0), layout="constrained")
     ax = figure.subplots()
-    for label, rows in summary.groupby("algorithm", sort=False):
-        ax.errorbar(
-            rows[parameter],
-            rows[f"{metric}_mean"],
-            yerr=Z95 * rows[f"{metric}_se"],
-            marker="o",
-            capsize=3,
-            label=label,
-        )
+    error_lines(ax, dict(tuple(summary.groupby("algorithm", sort=False))), parameter, metric)
     if logx:
         ax.set_xscale("log" if (summary[parameter] > 0).all() else "symlog")
     ax.set_xlabel(parameter)

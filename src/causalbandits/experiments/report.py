@@ -5,7 +5,7 @@ written into the code as prose."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -14,7 +14,7 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
-from causalbandits.experiments.evidence import PairedComparison, Verdict
+from causalbandits.experiments.evidence import PairedComparison, Verdict, against_best_other
 from causalbandits.experiments.metrics import Z95
 
 Item = TypeVar("Item")
@@ -80,6 +80,16 @@ class Claim:
     def holds(self) -> bool:
         """Whether the verdict is ``holds``."""
         return self.verdict is Verdict.HOLDS
+
+
+def lowest_claim(text: str, values: Mapping[Hashable, pd.Series], label: Hashable) -> Claim:
+    """The claim ``text`` that ``label`` ends lowest, decided against the other of lowest mean
+    (:func:`~causalbandits.experiments.evidence.against_best_other`; ``values``: per label, a
+    value per replicate); ours names the lowest mean and the paired difference."""
+    other, comparison = against_best_other(values, label)
+    lowest = min(values, key=lambda name: float(values[name].mean()))
+    ours = f"lowest: {lowest}; {label} - {other}: {comparison.describe(0)}"
+    return Claim.compare(text, comparison, ours=ours)
 
 
 _COLLECTED: ContextVar[list[Claim] | None] = ContextVar("collected_claims", default=None)
@@ -183,6 +193,16 @@ def mean_pm(values: Sequence[float] | np.ndarray | pd.Series, digits: int = 0) -
     return pm(*mean_se(values), digits=digits)
 
 
+def pm_table(
+    rows: pd.DataFrame, index: str | Sequence[str], columns: str, value: str, digits: int = 0
+) -> pd.DataFrame:
+    """``mean ± se`` of ``value`` per ``index`` (rows: a column or columns) and value of
+    ``columns`` (columns), both sorted; ``-`` where a pair has no rows."""
+    keys = [index] if isinstance(index, str) else list(index)
+    cells = rows.groupby([*keys, columns])[value].apply(mean_pm, digits=digits)
+    return cells.unstack(columns).fillna("-")
+
+
 def final_summary_table(
     last: pd.DataFrame, horizon: int, replicates_per_task: int, metric: str = "avg_regret"
 ) -> str:
@@ -217,7 +237,6 @@ def final_summary_table(
 def grid_table(last: pd.DataFrame, by: Sequence[str], metric: str) -> str:
     """``metric`` (mean ± se) per grid point ``by`` (rows) and algorithm (columns), with the
     mean over the algorithms (e.g. a tuning criterion), from the rows at the horizon."""
-    grouped = last.groupby([*by, "algorithm"], sort=True)[metric]
-    table = grouped.apply(lambda values: pm(*mean_se(values), 3)).unstack("algorithm")
+    table = pm_table(last, by, "algorithm", metric, 3)
     table["mean over algorithms"] = last.groupby(list(by))[metric].mean().map("{:.3f}".format)
     return frame_table(table, index=True)

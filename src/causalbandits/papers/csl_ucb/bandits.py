@@ -14,16 +14,26 @@ relative numbers only; :data:`CLAIMS` holds them and the report puts ours beside
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from causalbandits.experiments.change_metrics import detection_summary
-from causalbandits.experiments.evidence import PairedComparison, weakest
+from causalbandits.experiments.evidence import PairedComparison, replicate_table, weakest
+from causalbandits.experiments.metrics import final
 from causalbandits.experiments.plots import plot_regret_curves
 from causalbandits.experiments.protocol import SpecExperiment
-from causalbandits.experiments.report import Claim, claims_table, markdown_table, pm, standard_error
+from causalbandits.experiments.report import (
+    Claim,
+    claims_table,
+    lowest_claim,
+    markdown_document,
+    markdown_table,
+    pm,
+    standard_error,
+)
 from causalbandits.experiments.spec import AlgorithmSpec, ExperimentSpec
 
 PAPER_SYSTEMS = 100
@@ -131,7 +141,7 @@ def e4(quick: bool = False) -> CSLUCBExperiment:
 def summary(name: str, df: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series, str]:
     """Per algorithm: mean regret at ``T``, its standard error and the share of optimal
     picks (E3: in the last block; E4: averaged over time), with that share's label."""
-    final = df[df["t"] == df["t"].max()].groupby("algorithm")["cum_regret"]
+    regret = final(df).groupby("algorithm")["cum_regret"]
     shares = block_shares(df)
     if name == "E3":
         shares = shares[shares["t"] == shares["t"].max()]
@@ -139,7 +149,7 @@ def summary(name: str, df: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Serie
     else:
         label = "optimal picks averaged over time"
     share = shares.groupby("algorithm")["block_share"].mean()
-    return final.mean(), final.agg(standard_error), share, label
+    return regret.mean(), regret.agg(standard_error), share, label
 
 
 def build_report(name: str, df: pd.DataFrame) -> str:
@@ -147,22 +157,20 @@ def build_report(name: str, df: pd.DataFrame) -> str:
     regret, error, share, share_label = summary(name, df)
     paper = CLAIMS[name]["optimal_share"]
     table = [
-        [a, pm(regret[a], error[a]), f"{share[a]:.1%} ({_pct(paper.get(a))})"] for a in regret.index
+        [a, pm(regret[a], error[a]), f"{share[a]:.1%} ({percent(paper.get(a))})"]
+        for a in regret.index
     ]
-    lines = [
+    return markdown_document(
         f"# CSL-UCB paper, {name}: our results beside the paper's",
-        "",
         f"{df['replicate'].nunique()} systems, T = {int(df['t'].max())}; pseudo-regret.",
-        "",
         markdown_table(["algorithm", "regret at T (± se)", f"{share_label} (paper)"], table),
-        "",
         claims_table(claim_checks(name, df)),
-    ]
-    return "\n".join(lines) + "\n"
+    )
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1%}"
+def percent(value: float | None) -> str:
+    """``value`` as a percentage with one decimal (``-`` when absent or not finite)."""
+    return "-" if value is None or not math.isfinite(value) else f"{value:.1%}"
 
 
 def claim_checks(name: str, df: pd.DataFrame) -> list[Claim]:
@@ -171,7 +179,6 @@ def claim_checks(name: str, df: pd.DataFrame) -> list[Claim]:
     claims = CLAIMS[name]
     regret, _, share, share_label = summary(name, df)
     reference, present = claims["reference"], set(regret.index)
-    within = f"within {100 * TOLERANCE:g} percentage points of the paper's"
     checks = []
     pairs = [(reference, other, p) for other, p in claims["reduction"].items()]
     pairs += [(other, reference, p) for other, p in claims["reference_vs"].items()]
@@ -179,35 +186,28 @@ def claim_checks(name: str, df: pd.DataFrame) -> list[Claim]:
         if {lower, higher} <= present:
             ours = 1 - regret[lower] / regret[higher]
             text = f"{lower}'s regret {paper:.1%} lower than {higher}'s"
-            holds = bool(abs(ours - paper) <= TOLERANCE)
-            paper_text = f"{paper:.1%} lower"
-            checks.append(Claim.check(text, f"{ours:.1%} lower", holds, paper_text, within))
+            checks.append(near_paper(text, ours, paper, " lower"))
     for algorithm, paper in claims["optimal_share"].items():
         if algorithm in present:
-            ours = share[algorithm]
             text = f"{algorithm}: {share_label} {paper:.1%}"
-            holds = bool(abs(ours - paper) <= TOLERANCE)
-            checks.append(Claim.check(text, f"{ours:.1%}", holds, f"{paper:.1%}", within))
-    per_system = final_by_replicate(df)
+            checks.append(near_paper(text, share[algorithm], paper))
+    per_system = replicate_table(final(df), "cum_regret", ["setting"])
     ranking = list(regret.sort_values().index)
     expected = [a for a in claims["ranking"] if a in present]
     checks.append(ranking_claim(expected, ranking, per_system))
     if claims.get("reference_lowest") and reference in present and len(ranking) > 1:
-        other = next(a for a in ranking if a != reference)
-        versus = PairedComparison.between(per_system[reference], per_system[other], -1)
-        ours = f"lowest: {ranking[0]}; {reference} - {other}: {versus.describe(0)}"
-        checks.append(Claim.compare(f"{reference} has the lowest regret", versus, ours=ours))
+        checks.append(lowest_claim(f"{reference} has the lowest regret", per_system, reference))
     if "detection" in claims:
         checks += detection_claims(df, claims["detection"])
     return checks
 
 
-def final_by_replicate(df: pd.DataFrame) -> pd.DataFrame:
-    """Regret at ``T`` per system (rows: setting and replicate) and algorithm (columns)."""
-    last = df[df["t"] == df["t"].max()]
-    return last.pivot_table(
-        index=["setting", "replicate"], columns="algorithm", values="cum_regret"
-    )
+def near_paper(text: str, ours: float, paper: float, suffix: str = "") -> Claim:
+    """The claim ``text`` of the paper's relative number ``paper``: holds when ``ours`` lies
+    within :data:`TOLERANCE` of it (both shown as percentages followed by ``suffix``)."""
+    within = f"within {100 * TOLERANCE:g} percentage points of the paper's"
+    holds = bool(abs(ours - paper) <= TOLERANCE)
+    return Claim.check(text, f"{ours:.1%}{suffix}", holds, f"{paper:.1%}{suffix}", within)
 
 
 def ranking_claim(expected: list[str], ranking: list[str], per_system: pd.DataFrame) -> Claim:
@@ -224,8 +224,7 @@ def ranking_claim(expected: list[str], ranking: list[str], per_system: pd.DataFr
     first, second = weakest(pairs)
     deciding = pairs[first, second]
     ours = f"{' < '.join(ranking)}; weakest pair {first} - {second}: {deciding.describe(0)}"
-    test = f"each adjacent pair; weakest: {deciding.test()}"
-    return Claim(text, ours, deciding.verdict, test=test, label=deciding.label)
+    return Claim.compare(text, deciding, ours=ours, test_prefix="each adjacent pair; weakest: ")
 
 
 def detection_claims(df: pd.DataFrame, claim: dict[str, float]) -> list[Claim]:

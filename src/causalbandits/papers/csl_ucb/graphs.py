@@ -53,7 +53,6 @@ Every sample size and method of a replicate sees the same system, and the sample
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -66,10 +65,10 @@ from causalbandits.envs.random_systems import random_soft_intervention_sem
 from causalbandits.estimators.csl import learn_graph, learn_subgraphs
 from causalbandits.estimators.structure_learning import dagma_linear_batch, golem_ev, graph_metrics
 from causalbandits.estimators.subgraph import SubgraphData
-from causalbandits.experiments.evidence import PairedComparison
+from causalbandits.experiments.evidence import PairedComparison, replicate_table
 from causalbandits.experiments.grid import TaskGrid
 from causalbandits.experiments.metrics import summarise
-from causalbandits.experiments.plots import panel_figure, save_figure
+from causalbandits.experiments.plots import error_lines, panel_figure, save_figure
 from causalbandits.experiments.report import (
     Claim,
     claims_table,
@@ -78,6 +77,7 @@ from causalbandits.experiments.report import (
     markdown_table,
     section,
 )
+from causalbandits.papers.csl_ucb.bandits import percent
 from causalbandits.random import Stream, derive, stable_hash
 from causalbandits.scm.linear import LinearSEM
 
@@ -173,18 +173,13 @@ class GraphIdentificationExperiment(TaskGrid):
     def check(self) -> None:
         object.__setattr__(self, "nodes", tuple(int(n) for n in self.nodes))
         object.__setattr__(self, "samples", tuple(int(t) for t in self.samples))
-        object.__setattr__(self, "methods", tuple(self.methods))
         if not self.nodes or min(self.nodes) < 2 or len(set(self.nodes)) != len(self.nodes):
             raise ValueError(f"nodes must be distinct graph sizes >= 2, got {self.nodes}")
         if not self.samples or min(self.samples) < 2 or len(set(self.samples)) != len(self.samples):
             raise ValueError(f"samples must be distinct sizes >= 2, got {self.samples}")
         if self.regime not in REGIMES:
             raise ValueError(f"unknown regime {self.regime!r}; use one of {REGIMES}")
-        unknown = [m for m in self.methods if m not in ALL_METHODS]
-        if unknown or not self.methods or len(set(self.methods)) != len(self.methods):
-            raise ValueError(
-                f"methods must be distinct names from {ALL_METHODS}, got {self.methods}"
-            )
+        self.distinct("methods", ALL_METHODS)
 
     def axes(self) -> Mapping[str, Sequence[Any]]:
         return {"n_nodes": self.nodes}
@@ -219,52 +214,47 @@ class GraphIdentificationExperiment(TaskGrid):
         return pd.DataFrame(rows, columns=[*KEY_COLUMNS, *METRIC_COLUMNS, "node_samples"])
 
     def _rows(self, setting: int, replicates: range) -> list[tuple]:
-        horizon = max(self.samples)
-        rows: list[tuple] = []
-        dagma_inputs: list[np.ndarray] = []
-        dagma_slots: list[tuple[int, np.ndarray]] = []  # (row index, true B)
-        for r in replicates:
-            sem = self.system(setting, r)
-            n, b_true = sem.n_nodes, sem.weights
-            no_arm = np.zeros((horizon, n), dtype=bool)
-            observational = sem.sample(no_arm, self.generator(setting, r, Stream.OBSERVATIONAL))
-            if self.regime == "interventional":
-                rng = self.generator(setting, r, Stream.INTERVENTIONAL)
-                masks = rng.random((horizon, n)) < 0.5  # a uniformly random arm every round
-                rounds = sem.sample(masks, rng)
-            for samples in self.samples:
-                x_obs = observational[:samples]
-                for method in self.methods:
-                    key = (self.name, self.regime, n, samples, r, method)
-                    if method in CSL_WEIGHTS:
-                        ksg = self.ksg_generator(setting, r, method, samples)
-                        weight = CSL_WEIGHTS[method]
-                        if self.regime == "interventional":
-                            data = SubgraphData(n, sem.noise.mean)
-                            data.extend(rounds[:samples], masks[:samples])
-                            result = learn_subgraphs(data, 0, k=self.k, weight=weight, rng=ksg)
-                            used = float(data.counts[:, 0].mean())
-                        else:
-                            result = learn_graph(
-                                x_obs, sem.noise.mean, k=self.k, weight=weight, rng=ksg
-                            )
-                            used = float(samples)
-                        rows.append((*key, *score(b_true, result.adjacency), used))
-                    elif method == "GOLEM":
-                        b_hat = golem_ev(x_obs, **GOLEM_PARAMS)
-                        rows.append((*key, *score(b_true, b_hat), float(samples)))
-                    elif method == "DAGMA":  # fitted below, all fits of the task in one batch
-                        dagma_inputs.append(x_obs)
-                        dagma_slots.append((len(rows), b_true))
-                        rows.append((*key, *([None] * len(METRIC_COLUMNS)), float(samples)))
-                    else:  # oracle
-                        rows.append((*key, *score(b_true, b_true), float(samples)))
-        if dagma_inputs:
-            estimates = dagma_linear_batch(dagma_inputs, **self.dagma_options)
-            for (index, b_true), b_hat in zip(dagma_slots, estimates, strict=True):
-                row = rows[index]
-                rows[index] = (*row[: len(KEY_COLUMNS)], *score(b_true, b_hat), row[-1])
-        return rows
+        fits = [fit for r in replicates for fit in self._fits(setting, r)]
+        dagma = [i for i, (key, *_) in enumerate(fits) if key[-1] == "DAGMA"]
+        if dagma:  # all DAGMA fits of the task in one batch
+            estimates = dagma_linear_batch([fits[i][2] for i in dagma], **self.dagma_options)
+            for i, b_hat in zip(dagma, estimates, strict=True):
+                fits[i] = (*fits[i][:2], b_hat, fits[i][3])
+        return [(*key, *score(b_true, b_hat), used) for key, b_true, b_hat, used in fits]
+
+    def _fits(self, setting: int, r: int) -> list[tuple]:
+        """Per sample size and method of replicate ``r``: the row's key, the true ``B``, its
+        estimate (DAGMA: the data it is fitted to, later) and the samples used per node."""
+        sem = self.system(setting, r)
+        horizon, n = max(self.samples), sem.n_nodes
+        no_arm = np.zeros((horizon, n), dtype=bool)
+        observational = sem.sample(no_arm, self.generator(setting, r, Stream.OBSERVATIONAL))
+        if self.regime == "interventional":
+            rng = self.generator(setting, r, Stream.INTERVENTIONAL)
+            masks = rng.random((horizon, n)) < 0.5  # a uniformly random arm every round
+            rounds = sem.sample(masks, rng)
+        fits = []
+        for samples in self.samples:
+            x_obs = observational[:samples]
+            for method in self.methods:
+                used = float(samples)
+                if method in CSL_WEIGHTS:
+                    ksg = self.ksg_generator(setting, r, method, samples)
+                    options = {"k": self.k, "weight": CSL_WEIGHTS[method], "rng": ksg}
+                    if self.regime == "interventional":
+                        data = SubgraphData(n, sem.noise.mean)
+                        data.extend(rounds[:samples], masks[:samples])
+                        b_hat = learn_subgraphs(data, 0, **options).adjacency
+                        used = float(data.counts[:, 0].mean())
+                    else:
+                        b_hat = learn_graph(x_obs, sem.noise.mean, **options).adjacency
+                elif method == "GOLEM":
+                    b_hat = golem_ev(x_obs, **GOLEM_PARAMS)
+                else:  # DAGMA: fitted by _rows; the oracle: the truth
+                    b_hat = x_obs if method == "DAGMA" else sem.weights
+                key = (self.name, self.regime, n, samples, r, method)
+                fits.append((key, sem.weights, b_hat, used))
+        return fits
 
     def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         """Graph-FN rate, recall, precision and NSHD vs ``N``: one panel per ``T``."""
@@ -279,28 +269,13 @@ class GraphIdentificationExperiment(TaskGrid):
         return build_report(df, self.dagma_options)
 
 
-def graph_identification(
-    nodes: Sequence[int] = PAPER_NODES,
-    samples: Sequence[int] = PAPER_SAMPLES,
-    replicates: int = PAPER_REPLICATES,
-    regime: str = "interventional",
-    **options: Any,
-) -> GraphIdentificationExperiment:
-    """E1 with any sizes (the presets below and the tests call this)."""
-    return GraphIdentificationExperiment(
-        nodes=tuple(nodes),
-        samples=tuple(samples),
-        replicates=replicates,
-        regime=regime,
-        **options,
-    )
-
-
 def e1(quick: bool = False) -> GraphIdentificationExperiment:
     """E1 (Figs. 2-5): graph identification, N in {6, 10, 14}, T in {200, 400}, 100 runs."""
     if quick:
-        return graph_identification(QUICK_NODES, QUICK_SAMPLES, QUICK_REPLICATES)
-    return graph_identification()
+        return GraphIdentificationExperiment(
+            nodes=QUICK_NODES, samples=QUICK_SAMPLES, replicates=QUICK_REPLICATES
+        )
+    return GraphIdentificationExperiment()
 
 
 def e1_observational(quick: bool = False) -> GraphIdentificationExperiment:
@@ -340,8 +315,7 @@ def fn_rate_per_system(df: pd.DataFrame) -> pd.DataFrame:
     method (columns): a system's sample sizes share its data (common random numbers), so the
     systems, not the (system, T) rows, are the independent replicates."""
     frame = df.assign(fn_any=df["fn_any"].astype(float))
-    rates = frame.groupby(["n_nodes", "replicate", "method"])["fn_any"].mean()
-    return rates.unstack("method")
+    return replicate_table(frame, "fn_any", ["n_nodes"], key="method")
 
 
 def summarise_graphs(df: pd.DataFrame, by: Sequence[str] = ("n_nodes", "samples", "method")):
@@ -361,16 +335,8 @@ def plot_metric_vs_nodes(
     figure, axes = panel_figure(1, len(sizes), (4.4, 3.6), sharey=True)
     for ax, samples in zip(axes, sizes, strict=True):
         rows = summary[summary["samples"] == samples]
-        for method in _method_order(df):
-            curve = rows[rows["method"] == method].sort_values("n_nodes")
-            ax.errorbar(
-                curve["n_nodes"],
-                curve[f"{metric}_mean"],
-                yerr=1.96 * curve[f"{metric}_se"].fillna(0.0),
-                marker="o",
-                capsize=3,
-                label=method,
-            )
+        lines = {method: rows[rows["method"] == method] for method in _method_order(df)}
+        error_lines(ax, lines, "n_nodes", metric)
         ax.set_title(f"T = {samples}", fontsize="medium")
         ax.set_xlabel("number of nodes N")
         ax.set_xticks(sorted(summary["n_nodes"].unique()))
@@ -382,10 +348,6 @@ def plot_metric_vs_nodes(
 
 
 # -------------------------------------------------------------------- report
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{value:.1%}"
 
 
 def build_report(df: pd.DataFrame, dagma_options: dict[str, Any] | None = None) -> str:
@@ -412,9 +374,9 @@ def build_report(df: pd.DataFrame, dagma_options: dict[str, Any] | None = None) 
         [
             method,
             f"{row['fn_any_mean']:.1%} "
-            f"({'lowest' if method == 'CSL' else _pct(CLAIMS['fn_rate'].get(method))})",
-            f"{row['precision_mean']:.1%} ({_pct(CLAIMS['precision'].get(method))})",
-            f"{row['recall_mean']:.1%} ({_pct(CLAIMS['recall'].get(method))})",
+            f"({'lowest' if method == 'CSL' else percent(CLAIMS['fn_rate'].get(method))})",
+            f"{row['precision_mean']:.1%} ({percent(CLAIMS['precision'].get(method))})",
+            f"{row['recall_mean']:.1%} ({percent(CLAIMS['recall'].get(method))})",
             f"{row['nshd_mean']:.4f}",
         ]
         for method, row in overall.loc[methods].iterrows()

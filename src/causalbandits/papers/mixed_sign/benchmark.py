@@ -22,10 +22,19 @@ import pandas as pd
 from causalbandits.envs.mixed_sign import mixed_sign_bandit
 from causalbandits.envs.random_systems import random_csl_bandit
 from causalbandits.estimators.csl import population_subgraphs
-from causalbandits.experiments.evidence import PairedComparison
+from causalbandits.experiments.evidence import PairedComparison, replicate_table
+from causalbandits.experiments.metrics import final
 from causalbandits.experiments.plots import plot_regret_curves
 from causalbandits.experiments.protocol import SpecExperiment
-from causalbandits.experiments.report import Claim, claims_table, markdown_table, mean_pm
+from causalbandits.experiments.report import (
+    Claim,
+    claims_table,
+    lowest_claim,
+    markdown_document,
+    markdown_table,
+    pm_table,
+    section,
+)
 from causalbandits.experiments.spec import AlgorithmSpec, ExperimentSpec
 
 HORIZON, QUICK_HORIZON = 5000, 1000
@@ -115,17 +124,14 @@ def radius_tuning(quick: bool = False) -> MixedSignExperiment:
         for scale in TUNING_SCALES
     ]
     instances = TUNING_INSTANCES[:2] if quick else TUNING_INSTANCES
-    spec = ExperimentSpec(
+    spec = networks(quick).spec.replace(
         name="mixed-sign-networks-radius-tuning",
-        environment="mixed-sign",
-        env_params={},
         settings=[{"instance": i} for i in instances],
         algorithms=learners,
         horizon=QUICK_HORIZON if quick else 2000,
         replicates=QUICK_REPLICATES,
         seed=SEED + 1,
         chunk_size=QUICK_REPLICATES,
-        checkpoints=20,
         description=radius_tuning.__doc__.splitlines()[0],
     )
     return MixedSignExperiment(spec)
@@ -135,12 +141,11 @@ def build_report(df: pd.DataFrame) -> str:
     """Regret at T per network and algorithm, and the expectations checked per network with
     paired differences (wins: lower by more than two standard errors; "lowest": against the
     other learner of lowest mean)."""
-    last = df[df["t"] == df["t"].max()]
-    regret = last.pivot_table(
-        index=["instance", "replicate"], columns="algorithm", values="cum_regret"
+    last = final(df)
+    regret = replicate_table(last, "cum_regret", ["instance"])
+    table = pm_table(last, "algorithm", "instance", "cum_regret").reindex(
+        last["algorithm"].unique()
     )
-    table = last.groupby(["algorithm", "instance"], sort=False)["cum_regret"].apply(mean_pm)
-    table = table.unstack("instance")
     header = ["algorithm", *(f"network {i}" for i in table.columns), "mean over networks"]
     overall = last.groupby("algorithm")["cum_regret"].mean()
     rows = [[label, *table.loc[label], f"{overall[label]:,.0f}"] for label in table.index]
@@ -153,29 +158,19 @@ def build_report(df: pd.DataFrame) -> str:
                 text = f"network {instance}: {label} beats UCB1"
                 checks.append(Claim.compare(text, versus, digits=0))
         if BEST in group and len(group.columns) > 1:
-            means = group.mean().sort_values()
-            other = str(means.drop(BEST).index[0])
-            versus = PairedComparison.between(group[BEST], group[other], direction=-1)
             text = f"network {instance}: {BEST} has the lowest regret"
-            ours = f"lowest: {means.index[0]}; {BEST} - {other}: {versus.describe(0)}"
-            checks.append(Claim.compare(text, versus, ours=ours))
-    lines = [
+            checks.append(lowest_claim(text, group, BEST))
+    return markdown_document(
         "# Linear-SEM bandits on mixed-sign networks",
-        "",
         f"{df['replicate'].nunique()} replicates per network, T = {int(df['t'].max())}; "
         "cumulative pseudo-regret at T (mean ± se).",
-        "",
         markdown_table(header, rows),
-        "",
         claims_table(checks, subject="expectation"),
-        "",
         "CSL-UCB (true graph) is CSL-UCB with each mode's true parents in place of CSL's "
         "learned graphs (same samples, weights, bounds and schedule): the gap between the two "
         "is what learning the structure costs.",
-        "",
         csl_limit_table(sorted(df["instance"].unique())),
-    ]
-    return "\n".join(lines) + "\n"
+    )
 
 
 def csl_limit_table(instances: list[int], paper_systems: int = 10) -> str:
@@ -200,14 +195,10 @@ def csl_limit_table(instances: list[int], paper_systems: int = 10) -> str:
             row.append(f"{(kept & true).sum()} / {(kept & true.T).sum()} / {kept.sum()}")
         rows.append(row)
     header = ["system", "true edges", "printed rule", "cycle edges only", "CSL-nw (w = 0)"]
-    return "\n".join(
-        [
-            "## CSL with infinitely many observational samples",
-            "",
-            "Exact least squares and Gaussian mutual information (eq. 25) from the SEM's "
-            "moments: true edges kept / true edges kept reversed / edges kept. What CSL "
-            "converges to, so no number of samples makes up for it.",
-            "",
-            markdown_table(header, rows),
-        ]
+    return section(
+        "CSL with infinitely many observational samples",
+        "Exact least squares and Gaussian mutual information (eq. 25) from the SEM's moments: "
+        "true edges kept / true edges kept reversed / edges kept. What CSL converges to, so no "
+        "number of samples makes up for it.",
+        markdown_table(header, rows),
     )

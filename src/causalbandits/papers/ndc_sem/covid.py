@@ -175,11 +175,12 @@ class CovidExperiment(BanditGrid):
     PER_REPLICATE = True
     UNFINGERPRINTED = ("description", "tuning", "tuned")
     DATA = staticmethod(resolve_data_path)
+    FIGURES = staticmethod(plot_all)
+    REPORT = staticmethod(build_report)
 
     def check(self) -> None:
         grid = tuple(float(v) for v in check_lambda_grid(self.lambda_grid))
         object.__setattr__(self, "lambda_grid", grid)
-        object.__setattr__(self, "units", tuple(self.units))
         for name, upper in (("gamma_grid", 1.0), ("xi_grid", None)):
             values = check_positive_grid(getattr(self, name), name.removesuffix("_grid"), upper)
             object.__setattr__(self, name, tuple(float(v) for v in values))
@@ -189,8 +190,7 @@ class CovidExperiment(BanditGrid):
             raise ValueError(f"tuning_seed must differ from seed ({self.seed}): disjoint seeds")
         if not 0 <= self.featured_replicate < self.replicates:
             raise ValueError(f"featured_replicate must lie in 0..{self.replicates - 1}")
-        if not self.units or any(u not in UNITS for u in self.units):
-            raise ValueError(f"units must be a non-empty subset of {UNITS}, got {self.units}")
+        self.distinct("units", UNITS)
         if self.delay < 0 or self.lasso_max_sweeps < 1:
             raise ValueError("delay must be >= 0 and lasso_max_sweeps >= 1")
 
@@ -373,14 +373,6 @@ class CovidExperiment(BanditGrid):
             for k, tau in enumerate(held_out)
             for i, region in enumerate(ABBREVIATIONS)
         ]
-
-    # ---------------------------------------------------------------- outputs
-
-    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
-        return plot_all(df, Path(out_dir), self)
-
-    def report(self, df: pd.DataFrame) -> str:
-        return build_report(df, self)
 
 
 def _day_rows(

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from causalbandits.data.italy_covid import ABBREVIATIONS, REGIONS
-from causalbandits.experiments.plots import panel_figure, plot_choices, save_figure
+from causalbandits.experiments.plots import band, panel_figure, plot_choices, save_figure
 from causalbandits.experiments.report import standard_error
 from causalbandits.papers.ndc_sem.covid_report import (
     COLORS,
@@ -82,9 +82,7 @@ def plot_validation_error(df: pd.DataFrame, out_path: Path, experiment: CovidExp
         ("eps_empty", "empty graph (y_hat = b), all 8 days"),
     ):
         stats = days.groupby("day")[column].agg(["mean", lambda v: standard_error(v.dropna())])
-        mean, se = stats.iloc[:, 0], stats.iloc[:, 1]
-        left.plot(stats.index, mean, label=label)
-        left.fill_between(stats.index, mean - se, mean + se, alpha=0.2)
+        band(left, stats.iloc[:, 0], stats.iloc[:, 1], label=label)
     left.axvline(experiment.change_point, color="tab:red", ls=":", lw=1)
     left.set(xlabel="day", ylabel="mean absolute error (cases / max)")
     left.legend(fontsize=7)

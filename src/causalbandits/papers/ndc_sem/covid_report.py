@@ -235,7 +235,6 @@ def claim_checks(
     horizon = int(days["day"].max())
     stats = selection_dynamics(df, unit, ndc, start, c)
     only = stats.loc[featured, "after_set"] & ~stats.loc[featured, "before_set"]
-    after = reward_summary(df, unit, c, ndc).set_index("window").loc["after"]
     sums = reward_sums(df, unit, c, horizon)
     fig9 = PairedComparison.between(sums[ndc], sums[POLICIES[1]], 1)
     checks = [
@@ -250,9 +249,8 @@ def claim_checks(
         Claim.compare(
             f"{CLAIMS['fig9']} -- check: mean over replicates of the sum over days {c}-{horizon}",
             fig9,
-            ours=f"{ndc} {pm(after['NDC-SEM_mean'], after['NDC-SEM_se'], 3)}, SEM-UCB "
-            f"{pm(after['SEM-UCB_mean'], after['SEM-UCB_se'], 3)} (paired difference "
-            f"{pm(after['diff_mean'], after['diff_se'], 3)})",
+            ours=f"{ndc} {mean_pm(sums[ndc], 3)}, SEM-UCB {mean_pm(sums[POLICIES[1]], 3)} "
+            f"(paired difference {pm(fig9.mean, fig9.se, 3)})",
         ),
     ]
     if unit != primary_unit(df) or ndc != POLICIES[0]:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,7 +39,7 @@ import pandas as pd
 from causalbandits.envs.delay import FeedbackDelay
 from causalbandits.envs.semibandit import SyntheticDesign
 from causalbandits.envs.semibandit_instances import synthetic_instances
-from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
+from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun, regular_rounds
 from causalbandits.experiments.recorders import RECORDERS, Recorder, default_recorders
 from causalbandits.papers.ndc_sem.paper import (
     ALGORITHMS,
@@ -143,9 +142,11 @@ class SyntheticExperiment(BanditGrid):
     #: No axis changes the seeds: common random numbers across delays, algorithms and the
     #: tuning values of ``lam`` and ``xi``.
     SEED_AXES: ClassVar[tuple[str, ...]] = ()
+    FIGURES = staticmethod(plot_all)
+    REPORT = staticmethod(build_report)
 
     def check(self) -> None:
-        for name in ("delays", "change_points", "algorithms", "lam_grid", "xi_grid"):
+        for name in ("change_points", "lam_grid", "xi_grid"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         for name in ("xi", "tuned_xi"):
             values = {int(d): float(v) for d, v in dict(getattr(self, name)).items()}
@@ -167,16 +168,11 @@ class SyntheticExperiment(BanditGrid):
 
     def check_axes(self) -> None:
         """The delays, the algorithms and NDC-SEM's ``xi`` at every delay."""
-        if not self.delays or len(set(self.delays)) != len(self.delays):
-            raise ValueError(f"delays must be distinct, got {self.delays}")
+        self.distinct("delays")
         for delay in self.delays:
             if isinstance(delay, bool) or not isinstance(delay, int | np.integer) or delay < 0:
                 raise ValueError(f"delays must be non-negative integers, got {delay!r}")
-        unknown = [a for a in self.algorithms if a not in ALL_ALGORITHMS]
-        if unknown or not self.algorithms or len(set(self.algorithms)) != len(self.algorithms):
-            raise ValueError(
-                f"algorithms must be distinct names from {ALL_ALGORITHMS}, got {self.algorithms}"
-            )
+        self.distinct("algorithms", ALL_ALGORITHMS)
         if set(XI_USERS) & set(self.algorithms) and not self.xi_grid:
             missing = [d for d in self.delays if d not in self.xi]
             if missing:
@@ -215,11 +211,9 @@ class SyntheticExperiment(BanditGrid):
         """Recorded rounds: every ``checkpoint_every``, the last round of each period, round
         ``N + D`` (the feedback of ``H`` has arrived; decisions: ndc-sem 7) for each delay,
         and ``T``."""
-        regular = np.arange(self.checkpoint_every, self.horizon + 1, self.checkpoint_every)
-        ends = np.asarray(self.change_points, dtype=np.int64) - 1
+        ends = [c - 1 for c in self.change_points]
         initial = [self.n_arms + d for d in self.delays if self.n_arms + d <= self.horizon]
-        rounds = np.concatenate([regular, ends, initial, [self.horizon]])
-        return np.unique(rounds).astype(np.int64)
+        return regular_rounds(self.horizon, self.checkpoint_every, ends, initial)
 
     def periods(self) -> list[tuple[int, int]]:
         """The stationary periods as 1-based ``(first, last)`` rounds."""
@@ -233,9 +227,7 @@ class SyntheticExperiment(BanditGrid):
         """The delayed environment of ``replicates`` at grid point ``setting``, reset with
         their reward streams (:meth:`make_environment`: not reset); ``instances="fixed"``
         gives every replicate instance 0."""
-        env = self.make_environment(BanditRun({"delay": delay}, setting, replicates))
-        env.reset(self.seeds(setting, replicates, Stream.NOISE))
-        return env
+        return self.reset_environment(BanditRun({"delay": delay}, setting, replicates))
 
     # ---------------------------------------------------------------- the hooks
 
@@ -298,14 +290,6 @@ class SyntheticExperiment(BanditGrid):
 
     def finish(self, frame: pd.DataFrame, point: Mapping[str, Any]) -> pd.DataFrame:
         return frame[[*KEY_COLUMNS, *VALUE_COLUMNS]]
-
-    # ---------------------------------------------------------------- outputs
-
-    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
-        return plot_all(df, Path(out_dir), self.change_points, self.periods())
-
-    def report(self, df: pd.DataFrame) -> str:
-        return build_report(df, self)
 
 
 # -------------------------------------------------------------------- presets

@@ -18,9 +18,11 @@ from causalbandits.envs.semibandit import DROP_FRACTION, MEAN_RANGE
 from causalbandits.experiments.evidence import (
     PAIRED_SE,
     PairedComparison,
-    group_against_rest,
+    against_best_other,
+    replicate_table,
     weakest,
 )
+from causalbandits.experiments.metrics import final
 from causalbandits.experiments.plots import (
     grouped_bars,
     panel_figure,
@@ -36,6 +38,7 @@ from causalbandits.experiments.report import (
     markdown_table,
     mean_pm,
     pm,
+    pm_table,
     section,
 )
 from causalbandits.papers.ndc_sem.paper import ALL_ALGORITHMS, PAPER_XI, PENDING, TUNED_XI
@@ -82,13 +85,9 @@ def _algorithm_order(df: pd.DataFrame) -> list[str]:
     return in_order(ALL_ALGORITHMS, df["algorithm"])
 
 
-def _final_rows(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df["t"] == df["t"].max()]
-
-
 def final_means(df: pd.DataFrame) -> pd.Series:
     """Mean regret at ``T`` per (delay, algorithm)."""
-    return _final_rows(df).groupby(["delay", "algorithm"])["cum_regret"].mean()
+    return final(df).groupby(["delay", "algorithm"])["cum_regret"].mean()
 
 
 def used_xi(
@@ -178,13 +177,6 @@ def reexploration_age(
 # -------------------------------------------------------------------- claims
 
 
-def final_by_replicate(df: pd.DataFrame) -> pd.DataFrame:
-    """Regret at ``T`` per (delay, replicate) (rows) and algorithm (columns)."""
-    return _final_rows(df).pivot_table(
-        index=["delay", "replicate"], columns="algorithm", values="cum_regret"
-    )
-
-
 def claim_checks(
     df: pd.DataFrame, experiment: SyntheticExperiment, periods: Sequence[tuple[int, int]]
 ) -> list[Claim]:
@@ -195,7 +187,7 @@ def claim_checks(
     are decided by their weakest paired comparison. The OR level, Random near the worst and
     the oracle's zero are properties (project thresholds on a mean)."""
     finals = final_means(df)
-    by_replicate = final_by_replicate(df)
+    by_replicate = replicate_table(final(df), "cum_regret", ["delay"])
     present = set(df["algorithm"])
     learners = [a for a in _algorithm_order(df) if a not in ("Oracle", *VARIANTS)]
     claims: list[Claim] = []
@@ -203,10 +195,7 @@ def claim_checks(
     for delay in _delays(df):
         regret = {a: float(finals.loc[(delay, a)]) for a in learners}
         if "NDC-SEM" in present and len(learners) > 1:
-            others = [a for a in learners if a != "NDC-SEM"]
-            _, runner_up, comparison = group_against_rest(
-                by_replicate.loc[delay], ["NDC-SEM"], others, -1
-            )
+            runner_up, comparison = against_best_other(by_replicate.loc[delay][learners], "NDC-SEM")
             lowest[delay] = (runner_up, comparison)
             claims.append(
                 Claim.compare(
@@ -325,8 +314,8 @@ def paired_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per (delay, NDC-SEM variant of :data:`PAIRED` present): its ``xi``, the final-regret
     difference to SEM-UCB paired by replicate (mean, se), the replicates where it is lower
     and :func:`outcome`."""
-    last = final_by_replicate(df)
-    xi = _final_rows(df).groupby(["delay", "algorithm"])["xi"].first()
+    last = replicate_table(final(df), "cum_regret", ["delay"])
+    xi = final(df).groupby(["delay", "algorithm"])["xi"].first()
     rows = []
     for variant in (a for a in PAIRED if a in last and "SEM-UCB" in last):
         for delay in _delays(df):
@@ -373,12 +362,7 @@ def paired_section(df: pd.DataFrame) -> str:
 # -------------------------------------------------------------------- plots
 
 
-def plot_all(
-    df: pd.DataFrame,
-    out_dir: Path,
-    change_points: Sequence[int],
-    periods: Sequence[tuple[int, int]],
-) -> list[Path]:
+def plot_all(df: pd.DataFrame, out_dir: Path, experiment: SyntheticExperiment) -> list[Path]:
     """Regret curves (one panel per D, change points marked) and the OR bars."""
     curves = df[["delay", "algorithm", "replicate", "t", "cum_regret", "optimal_share"]]
     return [
@@ -386,10 +370,10 @@ def plot_all(
             curves,
             out_dir / "regret_curves.png",
             title="NDC-SEM paper, synthetic experiment (Fig. 2)",
-            change_points=change_points,
+            change_points=experiment.change_points,
             panel_by="delay",
         ),
-        plot_optimality_ratio(df, out_dir / "optimality_ratio.png", periods),
+        plot_optimality_ratio(df, out_dir / "optimality_ratio.png", experiment.periods()),
     ]
 
 
@@ -429,8 +413,7 @@ def build_report(df: pd.DataFrame, experiment: SyntheticExperiment) -> str:
     algorithms = _algorithm_order(df)
     delays = _delays(df)
     xi = used_xi(df, experiment)
-    last = _final_rows(df).groupby(["delay", "algorithm"])["cum_regret"]
-    finals = {key: mean_pm(values) for key, values in last}
+    finals = pm_table(final(df), "algorithm", "delay", "cum_regret").reindex(algorithms)
     instance_text = (
         "every replicate draws its own instance (graph and beta schedule)"
         if experiment.instances == "per-replicate"
@@ -477,7 +460,7 @@ def build_report(df: pd.DataFrame, experiment: SyntheticExperiment) -> str:
             "Final cumulative regret at T (mean ± standard error)",
             markdown_table(
                 ["algorithm", *(f"D = {d}" for d in delays)],
-                [[a, *(finals.get((d, a), "-") for d in delays)] for a in algorithms],
+                [[a, *row] for a, row in finals.iterrows()],
             ),
         ),
         section(

@@ -27,11 +27,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from causalbandits.experiments.grid import Grid
+from causalbandits.experiments.metrics import final
 from causalbandits.experiments.report import (
     Claim,
     claims_table,
+    markdown_document,
     markdown_table,
-    mean_pm,
+    pm_table,
     standard_error,
 )
 from causalbandits.papers.ndc_sem.paper import (
@@ -43,6 +46,7 @@ from causalbandits.papers.ndc_sem.paper import (
     TUNING_SEED,
 )
 from causalbandits.papers.ndc_sem.synthetic import SyntheticExperiment, synthetic
+from causalbandits.papers.ndc_sem.synthetic_report import per_delay
 
 #: The paper's lambda grid: decades 1e-5 ... 1e6 (Sec. V-A; decisions: ndc-sem 2).
 LAMBDA_GRID = tuple(10.0 ** np.arange(-5, 7))
@@ -54,10 +58,6 @@ QUICK_LAMBDA_GRID = (1e-4, 1e-2, 1.0, 100.0)
 QUICK_XI_GRID = (0.0, 1e-10, 1e-6, 1e-1)
 #: The largest lambda at which the synthetic report reads the final regret as flat.
 FLAT_LAMBDA = 0.1
-
-
-def _finals(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df["t"] == df["t"].max()]
 
 
 # -------------------------------------------------------------------- lambda
@@ -122,28 +122,18 @@ def lambda_report(tuning: pd.DataFrame) -> str:
     chosen = choose_lambda(tuning)
     overall = tuning.groupby("lam")["mean_mse"].mean()
     delays = sorted(summary["delay"].unique())
-    groups = tuning.groupby(["lam", "delay"])["final_regret"]
-    cells = {key: mean_pm(values) for key, values in groups}
-    rows = [
-        [f"{lam:g}", f"{overall.loc[lam]:.2e}", *(cells[(lam, d)] for d in delays)]
-        for lam in sorted(summary["lam"].unique())
-    ]
+    cells = pm_table(tuning, "lam", "delay", "final_regret")
+    rows = [[f"{lam:g}", f"{overall.loc[lam]:.2e}", *row] for lam, row in cells.iterrows()]
     header = ["lambda", "time-averaged MSE (all D)", *(f"final regret D = {d}" for d in delays)]
-    return "\n".join(
-        [
-            "# NDC-SEM synthetic experiment: the lasso penalty lambda (eq. 9)",
-            "",
-            f"NDC-SEM (Table I gamma and xi) on {int(summary['replicates'].max())} tuning "
-            f"instances and reward seeds per delay (root seed {TUNING_SEED}; the reported runs "
-            f"use {EVALUATION_SEED}), one run per lambda of the grid. "
-            "Criterion (decisions: ndc-sem 2): "
-            "the lowest time-averaged MSE(A_hat) = ||A - A_hat||_F^2 / N^2 over the "
-            f"checkpoints, averaged over delays and instances. Chosen: **lambda = {chosen:g}**.",
-            "",
-            markdown_table(header, rows),
-            "",
-            claims_table([flat_regret(summary, chosen)]),
-        ]
+    return markdown_document(
+        "# NDC-SEM synthetic experiment: the lasso penalty lambda (eq. 9)",
+        f"NDC-SEM (Table I gamma and xi) on {int(summary['replicates'].max())} tuning instances "
+        f"and reward seeds per delay (root seed {TUNING_SEED}; the reported runs use "
+        f"{EVALUATION_SEED}), one run per lambda of the grid. Criterion (decisions: ndc-sem 2): "
+        "the lowest time-averaged MSE(A_hat) = ||A - A_hat||_F^2 / N^2 over the checkpoints, "
+        f"averaged over delays and instances. Chosen: **lambda = {chosen:g}**.",
+        markdown_table(header, rows),
+        claims_table([flat_regret(summary, chosen)]),
     )
 
 
@@ -151,15 +141,14 @@ def lambda_report(tuning: pd.DataFrame) -> str:
 class LambdaTuning(SyntheticExperiment):
     """The synthetic experiment over ``lam_grid``; tables, no figures, the choice report."""
 
+    FIGURES = None
+
     def write_tables(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         runs = lambda_runs(df)
         paths = [Path(out_dir) / "lambda_tuning_runs.csv", Path(out_dir) / "lambda_tuning.csv"]
         runs.to_csv(paths[0], index=False)
         tuning_summary(runs).to_csv(paths[1], index=False)
         return [*super().write_tables(df, out_dir), *paths]
-
-    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
-        return []
 
     def report(self, df: pd.DataFrame) -> str:
         return lambda_report(lambda_runs(df))
@@ -170,7 +159,7 @@ class LambdaTuning(SyntheticExperiment):
 
 def xi_runs(df: pd.DataFrame) -> pd.DataFrame:
     """The final regret per (delay, xi, replicate)."""
-    last = _finals(df)
+    last = final(df)
     return last[["delay", "replicate", "xi"]].assign(final_regret=last["cum_regret"].to_numpy())
 
 
@@ -190,26 +179,18 @@ def xi_report(tuning: pd.DataFrame, algorithm: str, change: str = "redraw") -> s
     )
     chosen = choose_xi(tuning)
     delays = sorted(chosen)
-    cells = {
-        key: mean_pm(values) for key, values in tuning.groupby(["xi", "delay"])["final_regret"]
-    }
-    rows = [[f"{xi:g}", *(cells[(xi, d)] for d in delays)] for xi in sorted(tuning["xi"].unique())]
+    cells = pm_table(tuning, "xi", "delay", "final_regret")
+    rows = [[f"{xi:g}", *row] for xi, row in cells.iterrows()]
     replicates = int(tuning.groupby(["xi", "delay"]).size().max())
-    return "\n".join(
-        [
-            f"# NDC-SEM synthetic experiment: the exploration constant xi (eq. 11) of {algorithm}",
-            "",
-            f"{algorithm}{variant}, gamma and lambda of the main run, on {replicates} tuning "
-            f"instances per delay (mean schedule: change = {change}; root seed {TUNING_SEED}; "
-            f"the reported runs use "
-            f"{EVALUATION_SEED}), final regret at T (mean ± standard error). Table I: "
-            + ", ".join(f"D = {d}: {v:g}" for d, v in PAPER_XI.items())
-            + ". Lowest mean regret: "
-            + ", ".join(f"D = {d}: **{chosen[d]:g}**" for d in delays)
-            + ".",
-            "",
-            markdown_table(["xi", *(f"D = {d}" for d in delays)], rows),
-        ]
+    return markdown_document(
+        f"# NDC-SEM synthetic experiment: the exploration constant xi (eq. 11) of {algorithm}",
+        f"{algorithm}{variant}, gamma and lambda of the main run, on {replicates} tuning "
+        f"instances per delay (mean schedule: change = {change}; root seed {TUNING_SEED}; the "
+        f"reported runs use {EVALUATION_SEED}), final regret at T (mean ± standard error). "
+        f"Table I: {per_delay(PAPER_XI)}. Lowest mean regret: "
+        + ", ".join(f"D = {d}: **{chosen[d]:g}**" for d in delays)
+        + ".",
+        markdown_table(["xi", *(f"D = {d}" for d in delays)], rows),
     )
 
 
@@ -217,13 +198,12 @@ def xi_report(tuning: pd.DataFrame, algorithm: str, change: str = "redraw") -> s
 class XiTuning(SyntheticExperiment):
     """One algorithm (NDC-SEM or its pending variant) over ``xi_grid``; the choice report."""
 
+    FIGURES = None
+
     def write_tables(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
         path = Path(out_dir) / "xi_tuning_runs.csv"
         xi_runs(df).to_csv(path, index=False)
         return [*super().write_tables(df, out_dir), path]
-
-    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
-        return []
 
     def report(self, df: pd.DataFrame) -> str:
         return xi_report(xi_runs(df), self.algorithms[0], self.change)
@@ -248,23 +228,19 @@ class TunedXi(SyntheticExperiment):
 # -------------------------------------------------------------------- presets
 
 
-def _tuning_base(quick: bool, label: str, **changes: Any) -> dict[str, Any]:
-    base = synthetic(quick)
-    return {
-        **dataclasses.asdict(base),
-        "seed": TUNING_SEED,
-        "replicates": 2 if quick else TUNING_REPLICATES,
-        "algorithms": ("NDC-SEM",),
-        "name": f"{base.name}-{label}-tuning",
-        "description": f"NDC-SEM synthetic experiment: {label} tuning on the tuning instances",
-        **changes,
-    }
+def _tuning(quick: bool, label: str, kind: type[Grid], **changes: Any) -> Grid:
+    """NDC-SEM on the tuning instances (root seed :data:`~causalbandits.papers.ndc_sem.paper.
+    TUNING_SEED`), named ``<synthetic>-<label>-tuning``, with ``changes``."""
+    tuning = {"seed": TUNING_SEED, "replicates": 2 if quick else TUNING_REPLICATES}
+    tuning |= {"algorithms": ("NDC-SEM",), **changes}
+    description = f"NDC-SEM synthetic experiment: {label} tuning on the tuning instances"
+    return synthetic(quick).variant(f"{label}-tuning", description, kind, **tuning)
 
 
 def lambda_tuning(quick: bool = False) -> LambdaTuning:
     """NDC-SEM for every lambda of the decade grid on the tuning instances."""
     grid = QUICK_LAMBDA_GRID if quick else LAMBDA_GRID
-    return LambdaTuning(**_tuning_base(quick, "lambda", lam_grid=grid))
+    return _tuning(quick, "lambda", LambdaTuning, lam_grid=grid)
 
 
 def xi_tuning(quick: bool = False, algorithm: str = "NDC-SEM", change: str = "redraw") -> XiTuning:
@@ -274,45 +250,42 @@ def xi_tuning(quick: bool = False, algorithm: str = "NDC-SEM", change: str = "re
     if change != "redraw":
         label = f"{change}-{label}"
     grid = QUICK_XI_GRID if quick else XI_GRID
-    options = {"algorithms": (algorithm,), "xi_grid": grid, "change": change}
-    return XiTuning(**_tuning_base(quick, label, **options))
+    return _tuning(quick, label, XiTuning, algorithms=(algorithm,), xi_grid=grid, change=change)
 
 
-def _variant(quick: bool, label: str, what: str, **changes: Any) -> dict[str, Any]:
-    base = synthetic(quick)
-    return {
-        **dataclasses.asdict(base),
-        "name": f"{base.name}-{label}",
-        "description": f"NDC-SEM synthetic experiment, sensitivity: {what}",
-        **changes,
-    }
+def _variant(quick: bool, label: str, what: str, kind: type[Grid], **changes: Any) -> Grid:
+    """The synthetic experiment with ``changes``, named ``<synthetic>-<label>``."""
+    description = f"NDC-SEM synthetic experiment, sensitivity: {what}"
+    return synthetic(quick).variant(label, description, kind, **changes)
 
 
 def xi_tuned(quick: bool = False) -> TunedXi:
     """NDC-SEM with xi tuned per delay (and SEM-UCB), on the reported seeds."""
-    options = _variant(quick, "xi", "xi tuned per delay", algorithms=("NDC-SEM", "SEM-UCB"))
-    return TunedXi(**options, tuning=xi_tuning(quick))
+    algorithms = ("NDC-SEM", "SEM-UCB")
+    return _variant(
+        quick, "xi", "xi tuned per delay", TunedXi, algorithms=algorithms, tuning=xi_tuning(quick)
+    )
 
 
 def pending_counts(quick: bool = False) -> TunedXi:
     """NDC-SEM whose padding counts the plays in flight (not the paper's), its xi tuned the
     same way, beside SEM-UCB."""
     what = "NDC-SEM counting pending plays (not the paper's), xi tuned"
-    options = _variant(quick, "pending", what, algorithms=(PENDING, "SEM-UCB"))
-    return TunedXi(**options, tuning=xi_tuning(quick, PENDING))
+    tuning = xi_tuning(quick, PENDING)
+    return _variant(quick, "pending", what, TunedXi, algorithms=(PENDING, "SEM-UCB"), tuning=tuning)
 
 
 def fixed_instance(quick: bool = False) -> SyntheticExperiment:
     """One instance shared by all replicates (the paper's single Fig. 5 schedule)."""
     what = "one instance for all replicates"
-    return SyntheticExperiment(**_variant(quick, "fixed", what, instances="fixed"))
+    return _variant(quick, "fixed", what, SyntheticExperiment, instances="fixed")
 
 
 def all_arms_redrawn(quick: bool = False) -> SyntheticExperiment:
     """Every arm gets new means at each change point (the default redraws half)."""
     what = "all arms redrawn at each change point"
-    options = _variant(quick, "redraw-all", what)
-    return SyntheticExperiment(**{**options, "n_redraw": options["n_arms"]})
+    n_arms = synthetic(quick).n_arms
+    return _variant(quick, "redraw-all", what, SyntheticExperiment, n_redraw=n_arms)
 
 
 def incumbent_drop(quick: bool = False) -> TunedXi:
@@ -322,9 +295,9 @@ def incumbent_drop(quick: bool = False) -> TunedXi:
     TUNED_XI`)."""
     what = "the incumbent optimal arms' means drop at each change point; Table I's and tuned xi"
     algorithms = (ALGORITHMS[0], TUNED_XI, *ALGORITHMS[1:])
-    options = _variant(quick, "incumbent-drop", what, algorithms=algorithms)
-    options["change"] = "incumbent-drop"
-    return TunedXi(**options, tuning=xi_tuning(quick, change="incumbent-drop"))
+    tuning = xi_tuning(quick, change="incumbent-drop")
+    options = {"algorithms": algorithms, "change": "incumbent-drop", "tuning": tuning}
+    return _variant(quick, "incumbent-drop", what, TunedXi, **options)
 
 
 EXPERIMENTS: dict[str, Callable[[bool], Any]] = {

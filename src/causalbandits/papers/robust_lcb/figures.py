@@ -24,11 +24,22 @@ import numpy as np
 import pandas as pd
 
 from causalbandits.envs.robust_lcb import make_environment
-from causalbandits.experiments.evidence import PairedComparison, weakest
-from causalbandits.experiments.metrics import final, summarise
+from causalbandits.experiments.evidence import (
+    PairedComparison,
+    against_best_other,
+    replicate_table,
+    weakest,
+)
+from causalbandits.experiments.metrics import final
 from causalbandits.experiments.plots import plot_final_vs_parameter, plot_regret_curves
 from causalbandits.experiments.protocol import SpecExperiment
-from causalbandits.experiments.report import Claim, claims_table, markdown_table, pm
+from causalbandits.experiments.report import (
+    Claim,
+    claims_table,
+    markdown_document,
+    markdown_table,
+    pm_table,
+)
 from causalbandits.experiments.spec import AlgorithmSpec, ExperimentSpec
 
 PAPER_HORIZON = 40000
@@ -129,12 +140,6 @@ def fig1c(quick: bool = False) -> RobustLCBExperiment:
     return RobustLCBExperiment(spec, "Fig. 1(c)")
 
 
-def _final_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard error of the regret at T per (C, algorithm): C rows, algorithm cols."""
-    summary = summarise(final(df), by=["deviation_budget", "algorithm"])
-    return summary.pivot(index="deviation_budget", columns="algorithm")
-
-
 def _late_slopes(df: pd.DataFrame, budget: float) -> pd.DataFrame:
     """Regret per round over the last quarter of the horizon, per replicate (rows) and
     algorithm (columns); the mean over replicates is the slope of the mean curve."""
@@ -146,42 +151,21 @@ def _late_slopes(df: pd.DataFrame, budget: float) -> pd.DataFrame:
     return slopes.unstack("algorithm")
 
 
-def _final_by_replicate(df: pd.DataFrame) -> pd.DataFrame:
-    """Regret at T per (C, replicate) (rows) and algorithm (columns)."""
-    return final(df).pivot_table(
-        index=["deviation_budget", "replicate"], columns="algorithm", values="cum_regret"
-    )
-
-
-def _below_best_other(values: pd.DataFrame, algorithm: str) -> tuple[str, PairedComparison]:
-    """``algorithm`` against the other column with the lowest mean, paired over replicates
-    (the claim: ``algorithm`` is lower)."""
-    others = values.drop(columns=algorithm).mean().sort_values()
-    best = str(others.index[0])
-    return best, PairedComparison.between(values[algorithm], values[best], direction=-1)
-
-
 def build_report(figure: str, spec: ExperimentSpec, df: pd.DataFrame) -> str:
     """Our regret at T beside the paper's claims, with a verdict per checkable claim."""
     worst = worst_case_regret(spec.horizon)
-    table = _final_table(df)
-    means, errors = table["cum_regret_mean"], table["cum_regret_se"]
-    budgets = list(means.index)
-    header = ["C", *(f"{a} regret at T (± se)" for a in means.columns)]
-    rows = [
-        [f"{c:g}", *(pm(means.loc[c, a], errors.loc[c, a]) for a in means.columns)] for c in budgets
-    ]
-    lines = [
+    last = final(df)
+    means = last.pivot_table(index="deviation_budget", columns="algorithm", values="cum_regret")
+    cells = pm_table(last, "deviation_budget", "algorithm", "cum_regret")
+    header = ["C", *(f"{a} regret at T (± se)" for a in cells.columns)]
+    rows = [[f"{c:g}", *row] for c, row in cells.iterrows()]
+    return markdown_document(
         f"# Robust-LCB paper, {figure}: our results beside the paper's",
-        "",
         f"T = {spec.horizon}, {spec.replicates} replicates, deviations: {PAPER_DEVIATIONS}; "
         f"worst possible cumulative regret {worst:,.0f}.",
-        "",
         markdown_table(header, rows),
-        "",
         claims_table(_checks(figure, spec, df, means, worst)),
-    ]
-    return "\n".join(lines) + "\n"
+    )
 
 
 def _checks(
@@ -189,15 +173,15 @@ def _checks(
 ) -> list[Claim]:
     robust, linsem, ucb = means["Robust-LCB"], means["LinSEM-UCB"], means["UCB"]
     gap = worst / spec.horizon
-    by_replicate = _final_by_replicate(df)
+    by_replicate = replicate_table(final(df), "cum_regret", ["deviation_budget"])
     checks = []
     if figure == "Fig. 1(b)":
         c = means.index[0]
         slopes = _late_slopes(df, c)
         slope_text = ", ".join(f"{a} {s / gap:.1%}" for a, s in slopes.mean().items())
-        flattest, slope_vs = _below_best_other(slopes / gap, "Robust-LCB")
+        flattest, slope_vs = against_best_other(slopes / gap, "Robust-LCB")
         final_at = by_replicate.loc[c]
-        best, regret_vs = _below_best_other(final_at, "Robust-LCB")
+        best, regret_vs = against_best_other(final_at, "Robust-LCB")
         checks += [
             Claim.compare(
                 CLAIMS["fig1b"][0],
@@ -220,7 +204,6 @@ def _checks(
         ]
         return checks
     smallest = means.index.min()
-    at = {c: c for c in means.index}
     first = by_replicate.loc[smallest]
     weaker = str(first[["LinSEM-UCB", "UCB"]].mean().idxmax())
     small_vs = PairedComparison.between(first[weaker], first["Robust-LCB"], direction=-1)
@@ -233,7 +216,7 @@ def _checks(
             f"{small_vs.describe(0)}",
         )
     )
-    if 15 in at:
+    if 15 in means.index:
         checks.append(
             Claim.check(
                 CLAIMS["fig1c"][1],
@@ -242,7 +225,7 @@ def _checks(
                 bool(linsem[15] > 2 * linsem[smallest] and ucb[15] > 2 * ucb[smallest]),
             )
         )
-    if 200 in at:
+    if 200 in means.index:
         checks.append(
             Claim.check(
                 CLAIMS["fig1c"][2],
@@ -254,18 +237,16 @@ def _checks(
     beyond = [c for c in means.index if c >= 15]
     ratios = ", ".join(f"C={c:g}: {robust[c] / min(linsem[c], ucb[c]):.2f}" for c in beyond)
     if beyond:
-        versus = {c: _below_best_other(by_replicate.loc[c], "Robust-LCB") for c in beyond}
+        versus = {c: against_best_other(by_replicate.loc[c], "Robust-LCB") for c in beyond}
         c = weakest({budget: versus[budget][1] for budget in beyond})
         best, deciding = versus[c]
         checks.append(
-            Claim(
+            Claim.compare(
                 CLAIMS["fig1c"][3],
-                f"Robust-LCB / best baseline: {ratios}; weakest, C = {c:g}: Robust-LCB - "
+                deciding,
+                ours=f"Robust-LCB / best baseline: {ratios}; weakest, C = {c:g}: Robust-LCB - "
                 f"{best}: {deciding.describe(0)}",
-                deciding.verdict,
-                test=f"at every C >= 15 against the baseline of lowest mean; weakest: "
-                f"{deciding.test()}",
-                label=deciding.label,
+                test_prefix="at every C >= 15 against the baseline of lowest mean; weakest: ",
             )
         )
     else:

@@ -141,8 +141,7 @@ def linear_top_s(results: Results) -> list[Claim]:
     label = f"{JO} q=1"
     if not results.has(label):
         return []
-    last = final(results.df)
-    optimal = last[last["algorithm"] == label].drop_duplicates("replicate")["optimal_now"]
+    optimal = by_replicate(final(results.df), "optimal_now")[label]
     needed = int(np.ceil(0.8 * len(optimal)))
     return [
         Claim.check(

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from causalbandits.data.train_delays import TrainDelayData
-from causalbandits.experiments.evidence import by_replicate, group_against_rest
+from causalbandits.experiments.evidence import against_best_other, by_replicate
 from causalbandits.experiments.plots import (
     panel_figure,
     plot_choices,
@@ -104,8 +104,7 @@ def lowest_regret(last: pd.DataFrame, learner: str) -> Claim:
     paired difference over the runs against the other algorithm of lowest mean (``n/a`` with
     one run)."""
     totals = by_replicate(last, "cum_regret")
-    others = [label for label in totals if label != learner]
-    _, best_other, comparison = group_against_rest(totals, [learner], others, -1)
+    best_other, comparison = against_best_other(totals, learner)
     means = ", ".join(f"{label} {totals[label].mean():.2f}" for label in sorted(totals))
     return Claim.compare(
         f"(ours; the paper reports no baseline) {learner} has the lowest R(T) (paired against "

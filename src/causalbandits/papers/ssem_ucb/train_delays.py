@@ -57,7 +57,7 @@ from causalbandits.envs.train_delays import (
     train_delay_simulator,
 )
 from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
-from causalbandits.experiments.metrics import METRICS
+from causalbandits.experiments.metrics import metric_columns
 from causalbandits.experiments.recorders import (
     ActionLog,
     CurrentAction,
@@ -174,11 +174,9 @@ class TrainDelayRun(BanditGrid):
     SEED_AXES: ClassVar[tuple[str, ...]] = ()
 
     def check(self) -> None:
-        object.__setattr__(self, "algorithms", tuple(self.algorithms))
         if self.environment not in ENVIRONMENTS:
             raise ValueError(f"environment must be one of {ENVIRONMENTS}, got {self.environment!r}")
-        if not self.algorithms or len(set(self.algorithms)) != len(self.algorithms):
-            raise ValueError(f"algorithms must be distinct and non-empty, got {self.algorithms}")
+        self.distinct("algorithms")
         for label in self.algorithms:
             self.degree(label)  # unknown labels raise here
         for name in ("horizon", "super_arm_size", "mc_samples"):
@@ -279,7 +277,7 @@ class TrainDelayRun(BanditGrid):
         frame["avg_regret"] = frame["cum_regret"] / frame["t"]
         keys = ["experiment", "setting", "environment", "algorithm", "replicate", "t"]
         codes_columns = ["super_arm", "optimal_super_arm"]
-        return frame[[*keys, *(m for m in METRICS if m in frame), *codes_columns]]
+        return frame[[*keys, *metric_columns(frame), *codes_columns]]
 
     # ---------------------------------------------------------------- outputs
 

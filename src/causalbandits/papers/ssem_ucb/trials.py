@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,8 +39,8 @@ import pandas as pd
 
 from causalbandits.envs.separable_instances import TrialDesign, trial_environment
 from causalbandits.envs.separable_semibandit import SeparableSemiBandit
-from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
-from causalbandits.experiments.metrics import METRICS
+from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun, regular_rounds
+from causalbandits.experiments.metrics import metric_columns
 from causalbandits.experiments.recorders import (
     CurrentAction,
     Elapsed,
@@ -132,9 +131,11 @@ class SyntheticTrial(BanditGrid):
 
     #: Common random numbers: every grid point sees the same instances and signals.
     SEED_AXES: ClassVar[tuple[str, ...]] = ()
+    FIGURES = staticmethod(plot_all)
+    REPORT = staticmethod(build_report)
 
     def check(self) -> None:
-        for name in ("algorithms", "radius_grid", "bonus_grid"):
+        for name in ("radius_grid", "bonus_grid"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.trial not in DESIGNS:
             raise ValueError(f"trial must be one of {sorted(DESIGNS)}, got {self.trial!r}")
@@ -142,8 +143,7 @@ class SyntheticTrial(BanditGrid):
         if unknown:
             raise ValueError(f"unknown design fields {sorted(unknown)}")
         self.instance_design()  # validates the overridden values
-        if not self.algorithms or len(set(self.algorithms)) != len(self.algorithms):
-            raise ValueError(f"algorithms must be distinct and non-empty, got {self.algorithms}")
+        self.distinct("algorithms")
         for label in self.algorithms:
             family = algorithm_family(label)[0]
             policy_entry(label, (), {})  # unknown labels raise here
@@ -194,17 +194,13 @@ class SyntheticTrial(BanditGrid):
         return float(degree or 0) + (0.5 if family in ("METS", "IGP-UCB") else 0.0)
 
     def checkpoints(self) -> np.ndarray:
-        regular = np.arange(self.checkpoint_every, self.horizon + 1, self.checkpoint_every)
-        return np.unique(np.concatenate([[1], regular, [self.horizon]])).astype(np.int64)
+        return regular_rounds(self.horizon, self.checkpoint_every, [1])
 
     # ---------------------------------------------------------------- running
 
     def environment(self, replicates: Sequence[int], setting: int) -> SeparableSemiBandit:
         """The trial's instances of ``replicates``, reset with their signal streams."""
-        run = BanditRun({}, setting, replicates)
-        env = self.make_environment(run)
-        env.reset(self.noise_seeds(run))
-        return env
+        return self.reset_environment(BanditRun({}, setting, replicates))
 
     def policy(self, label: str, env: SeparableSemiBandit, scales: dict[str, float]) -> Any:
         """A fresh policy for ``env`` (not yet reset): ``label``'s registry entry
@@ -258,15 +254,7 @@ class SyntheticTrial(BanditGrid):
 
     def finish(self, frame: pd.DataFrame, point: Mapping[str, Any]) -> pd.DataFrame:
         frame["avg_regret"] = frame["cum_regret"] / frame["t"]
-        return frame[[*KEY_COLUMNS, *(name for name in METRICS if name in frame)]]
-
-    # ---------------------------------------------------------------- outputs
-
-    def plot(self, df: pd.DataFrame, out_dir: Path) -> list[Path]:
-        return plot_all(df, Path(out_dir), self)
-
-    def report(self, df: pd.DataFrame) -> str:
-        return build_report(df, self)
+        return frame[[*KEY_COLUMNS, *metric_columns(frame)]]
 
 
 # -------------------------------------------------------------------- presets
@@ -319,18 +307,19 @@ def preset(trial: str, quick: bool = False, noise_placement: str | None = None) 
         name=name,
         description=f"SSEM-UCB paper, {title}",
     )
-    if not quick:
-        return full
-    return SyntheticTrial(
-        **{
-            **{f: getattr(full, f) for f in ("trial", "design", "algorithms")},
-            "replicates": QUICK_REPLICATES,
-            "horizon": QUICK_HORIZON,
-            "mc_samples": 2000,
-            "checkpoint_every": 10,
-            "name": f"{name}-quick",
-            "description": f"SSEM-UCB paper, {title}; quick: T = 200, 2 replicates",
-        }
+    return quick_version(full) if quick else full
+
+
+def quick_version(full: SyntheticTrial) -> SyntheticTrial:
+    """``full`` with ``T = 200``, 2 replicates and 2,000 MC samples, named ``<name>-quick``."""
+    return dataclasses.replace(
+        full,
+        replicates=QUICK_REPLICATES,
+        horizon=QUICK_HORIZON,
+        mc_samples=2000,
+        checkpoint_every=10,
+        name=f"{full.name}-quick",
+        description=f"{full.description}; quick: T = 200, 2 replicates",
     )
 
 
@@ -350,23 +339,9 @@ def trial_variant(
     with ``changes`` to its fields, named ``ssem-ucb-<trial>-<name>`` and described as
     ``"SSEM-UCB paper, <trial> <title>"`` (quick: ``T = 200``, 2 replicates, 2,000 MC
     samples)."""
-    full = dataclasses.replace(
-        preset(trial),
-        name=f"ssem-ucb-{trial}-{name}",
-        description=f"SSEM-UCB paper, {VARIANT_SUBJECTS[trial]} {title}",
-        **changes,
-    )
-    if not quick:
-        return full
-    return dataclasses.replace(
-        full,
-        replicates=QUICK_REPLICATES,
-        horizon=QUICK_HORIZON,
-        mc_samples=2000,
-        checkpoint_every=10,
-        name=f"{full.name}-quick",
-        description=f"{full.description}; quick: T = 200, 2 replicates",
-    )
+    description = f"SSEM-UCB paper, {VARIANT_SUBJECTS[trial]} {title}"
+    full = preset(trial).variant(name, description, **changes)
+    return quick_version(full) if quick else full
 
 
 def linear_long_preset(quick: bool = False) -> SyntheticTrial:
