@@ -146,7 +146,7 @@ MODULES: dict[str, Target] = {
     "robust_lcb_checks": Target(
         f"{PKG}/papers/robust_lcb/figures.py",
         ("tests/test_claims_robust_lcb.py",),
-        ("_checks", "_late_slope", "_final_table", "worst_case_regret"),
+        ("_checks", "_late_slopes", "worst_case_regret"),
     ),
     "ndc_sem_synthetic_checks": Target(
         f"{PKG}/papers/ndc_sem/synthetic_report.py",
@@ -154,7 +154,6 @@ MODULES: dict[str, Target] = {
         (
             "claim_checks",
             "final_means",
-            "_final_rows",
             "_algorithm_order",
             "_delays",
             "optimality_ratio",
