@@ -41,7 +41,13 @@ from causalbandits.experiments.bandit_grid import BanditGrid, BanditRun
 from causalbandits.experiments.evidence import PAIRED_SE, PairedComparison, weakest
 from causalbandits.experiments.plots import plot_regret_curves
 from causalbandits.experiments.recorders import CumulativeRegret, OptimisationTrace, Recorder
-from causalbandits.experiments.report import Claim, claims_table, markdown_table, mean_se, pm
+from causalbandits.experiments.report import (
+    Claim,
+    claims_table,
+    markdown_document,
+    markdown_table,
+    mean_pm,
+)
 from causalbandits.papers.excbo.surrogate import plot_surrogate, surrogate_claims
 from causalbandits.policies import POLICIES
 from causalbandits.policies.causal_bo import (
@@ -252,53 +258,44 @@ def top_share(df: pd.DataFrame, sigma: float, method: str, tolerance: float) -> 
     return float((means[method] >= means.max(axis=1) - tolerance).mean())
 
 
+def seed_table(per_seed: pd.DataFrame, sigmas: Sequence[float], methods: list[str]) -> str:
+    """Per sigma (rows) and method (columns): mean ± se over seeds of ``per_seed`` (index
+    ``(sigma, replicate)``, a column per method)."""
+    rows = [[s, *(mean_pm(per_seed.loc[s][m], digits=3) for m in methods)] for s in sigmas]
+    return markdown_table(["sigma", *methods], rows)
+
+
 def build_report(experiment: BOComparison, df: pd.DataFrame) -> str:
     """Late-round means per method and sigma, paired differences and the paper's statements."""
     df = df.rename(columns={"algorithm": "method"})
-    late = late_means(df)
-    window = late_window_size(df)
+    late, window = late_means(df), late_window_size(df)
     methods = [m for m in df["method"].unique() if m in late.columns]
-    best = final_best(df)
     observed = best_observed(df)
-    rows, best_rows, observed_rows = [], [], []
-    for sigma in experiment.sigmas:
-        cells = [pm(*mean_se(late.loc[sigma][m].to_numpy()), digits=3) for m in methods]
-        rows.append([sigma, *cells])
-        cells = [pm(*mean_se(best.loc[sigma][m].to_numpy()), digits=3) for m in methods]
-        best_rows.append([sigma, *cells])
-        for m in methods:
-            values = observed.loc[(sigma, m)]
-            observed_rows.append(
-                [sigma, m, pm(*mean_se(values.to_numpy()), digits=3), f"{values.median():.3f}"]
-            )
+    observed_rows = [
+        [s, m, mean_pm(observed.loc[(s, m)], digits=3), f"{observed.loc[(s, m)].median():.3f}"]
+        for s in experiment.sigmas
+        for m in methods
+    ]
     optimum = df.groupby("sigma")["optimum"].first()
     exceed = df["expected_reward"] > df["sigma"].map(optimum) + 1e-9
     seconds = df[df["round"] > 0].groupby("method")["seconds"].mean()
-    lines = [
+    return markdown_document(
         f"# EXCBO paper: {experiment.problem}, our results beside the paper's statements",
-        "",
         f"{experiment.replicates} seeds, {experiment.rounds} BO rounds after a uniform design "
         f"of {int(df['design'].iloc[0])} actions; noise {experiment.noise}. Mean ± se over seeds "
         f"of E[y | a_t] averaged over the last {window} BO rounds (optimum per sigma: "
         + ", ".join(f"{s}: {v:.4g}" for s, v in optimum.items())
         + ").",
-        "",
-        markdown_table(["sigma", *methods], rows),
-        "",
+        seed_table(late, experiment.sigmas, methods),
         "The best E[y | a_t] played by the last round (best so far, mean ± se over seeds):",
-        "",
-        markdown_table(["sigma", *methods], best_rows),
-        "",
+        seed_table(final_best(df), experiment.sigmas, methods),
         "The best noisy observation by the last round (the best observed objective over all "
         "rounds of a seed, design included; mean ± se and median over seeds):",
-        "",
         markdown_table(["sigma", "method", "mean ± se", "median"], observed_rows),
-        "",
         markdown_table(
             ["method", "mean seconds per BO round"],
             [[m, f"{seconds[m]:.2f}"] for m in methods if m in seconds],
         ),
-        "",
         claims_table(
             [
                 Claim.check(
@@ -309,10 +306,8 @@ def build_report(experiment: BOComparison, df: pd.DataFrame) -> str:
                 *CLAIM_CHECKS[experiment.figure](df, late, experiment),
             ]
         ),
-    ]
-    if experiment.problem == "dropwave":
-        lines += ["", dropwave_diagnosis(df)]
-    return "\n".join(lines) + "\n"
+        dropwave_diagnosis(df) if experiment.problem == "dropwave" else None,
+    )
 
 
 #: Dropwave: a played action counts as "at the centre" when its radius ``r(a)`` (the
