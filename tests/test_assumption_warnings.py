@@ -14,6 +14,7 @@ from causalbandits.assumptions import AssumptionWarning
 from causalbandits.envs.actions import ActionSet, check_transfer_memory
 from causalbandits.envs.linear_bandit import LinearSEMBandit
 from causalbandits.envs.networks import network_bandit
+from causalbandits.envs.random_systems import random_soft_intervention_sem
 from causalbandits.experiments import simulate
 from causalbandits.experiments.bandit_grid import BanditRun
 from causalbandits.graphs.dag import CausalDAG
@@ -209,7 +210,13 @@ def test_csl_ucbs_sample_cap_refusal_names_the_option_to_override():
 #: The one expected exception: the mixed-sign benchmark runs CSL-UCB (authors-code, unit
 #: variance) on noise variances 0.25-2.25 without saying so; it stays silent once the
 #: benchmark's algorithm specs pass ``noise_variance=1.0`` explicitly.
-UNIT_VARIANCE_ON_MIXED_SIGN = {"CSL-UCB", "CSL-UCB (true graph)"}
+#: Our mixed-sign benchmark (no paper's instance) runs the authors' CSL-UCB preset: unit
+#: noise variances on networks whose variances differ, and 100 samples per (node, mode) for
+#: 49 candidate parents when it learns the graph.
+EXPECTED_ON_MIXED_SIGN = {
+    "CSL-UCB": ("noise variance 1.0 at every node", "per candidate parent"),
+    "CSL-UCB (true graph)": ("noise variance 1.0 at every node",),
+}
 PAPER_EXPERIMENTS = (
     "robust-lcb-fig1b",
     "robust-lcb-fig1c",
@@ -226,10 +233,27 @@ def test_the_paper_instances_and_policies_build_without_assumption_warnings(name
     experiment = load_experiment(name, quick=True)
     for index, point in enumerate(experiment.points()):
         run = BanditRun(point, index, [0])
-        if name.startswith("mixed-sign") and experiment.label(point) in (
-            UNIT_VARIANCE_ON_MIXED_SIGN
-        ):
-            with pytest.warns(AssumptionWarning, match="noise variance 1.0 at every node"):
-                experiment.prepare(run)
-        else:
+        expected = EXPECTED_ON_MIXED_SIGN.get(experiment.label(point), ())
+        if not name.startswith("mixed-sign") or not expected:
             experiment.prepare(run)
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", AssumptionWarning)
+            experiment.prepare(run)
+        messages = [str(w.message) for w in caught]
+        assert len(messages) == len(expected)
+        assert all(any(e in m for m in messages) for e in expected)
+
+
+def test_csl_ucb_says_when_it_has_too_few_samples_per_candidate_parent():
+    """30 nodes: at most 100 samples per (node, mode) are 3.4 per candidate parent (warned,
+    with the numbers); uncapped over 2,000 rounds, or told the graph, it is silent."""
+    sem = random_soft_intervention_sem(30, np.random.default_rng(0), edge_probability=0.1)
+    env = LinearSEMBandit(sem, 2000, ActionSet.subsets(30, [3, 7]), reward_node=29)
+    with pytest.warns(AssumptionWarning, match=r"at most 100 samples \(the cap n_max = 100\), 3.4"):
+        CSLUCB(env.problem)
+    CSLUCB(env.problem, n_max=None)
+    CSLUCB(env.problem, known_graph=True)
+    short = LinearSEMBandit(sem, 120, ActionSet.subsets(30, [3, 7]), reward_node=29)
+    with pytest.warns(AssumptionWarning, match=r"at most 120 samples \(T\), 4.1 per"):
+        CSLUCB(short.problem, n_max=None)

@@ -88,6 +88,10 @@ PRESETS = {
     "paper": CSLUCBSettings(),
     "authors-code": CSLUCBSettings(graph_every=50, n_max=100),
 }
+#: Fewer samples per (node, mode) and candidate parent than this warn: CSL's first fit
+#: regresses each node on all ``N - 1`` others, barely determined below it (a heuristic: the
+#: CSL-UCB systems have 11 at N = 10 and ``n_max = 100``).
+SAMPLES_PER_PARENT = 5
 #: The default preset for a user's own system: ``authors-code``'s schedule and sample cap
 #: (the paper's schedule without a cap locked in more often at many times the cost per
 #: round, issue 33), with the cap raised to the ``N`` samples CSL's first fit needs and the
@@ -283,6 +287,24 @@ class CSLUCB:
                 f"(no cap), e.g. CSLUCB(problem, preset={preset!r}, n_max=None)"
             )
         self.noise_variance = self._node_variances("noise_variance" in overrides)
+        if not self.settings.known_graph:
+            self._warn_few_samples()
+
+    def _warn_few_samples(self) -> None:
+        """Warn when a (node, mode) pair can hold fewer than :data:`SAMPLES_PER_PARENT`
+        samples per candidate parent (``min(n_max, T) / (N - 1)``)."""
+        nodes, horizon, cap = self.problem.dag.n_nodes, self.problem.horizon, self.settings.n_max
+        samples = horizon if cap is None else min(cap, horizon)
+        per_parent = samples / max(nodes - 1, 1)
+        if per_parent < SAMPLES_PER_PARENT:
+            source = f"the cap n_max = {cap}" if cap is not None and cap < horizon else "T"
+            warn_assumption(
+                f"CSL-UCB learns each (node, mode) sub-graph from at most {samples} samples "
+                f"({source}), {per_parent:.1f} per candidate parent of the {nodes - 1} other "
+                f"nodes, below {SAMPLES_PER_PARENT}: it cannot learn this network's graph "
+                "reliably; raise n_max (or n_max=None), lengthen the horizon, or give it the "
+                "graph (known_graph=True)"
+            )
 
     def _node_variances(self, chosen: bool) -> np.ndarray | None:
         """Each node's noise variance, ``(N,)``, or ``None`` (estimated); warns when the
