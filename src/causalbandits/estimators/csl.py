@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
-from causalbandits.estimators.mutual_information import ksg_mutual_information_columns
+from causalbandits.estimators.mutual_information import KSGColumns
 from causalbandits.estimators.subgraph import SubgraphData
 from causalbandits.random import RNGLike, as_generator
 from causalbandits.scm.linear import transfer_matrix
@@ -58,6 +58,28 @@ def is_acyclic(adjacency: np.ndarray) -> np.ndarray | bool:
     return bool(acyclic) if acyclic.ndim == 0 else acyclic
 
 
+class _LazyScores:
+    """Edge scores ``I_w`` of one refit whose information terms are computed on demand.
+
+    ``bounds[j]`` is at least the score of candidate ``j``: the KSG upper bound plus the
+    exact penalty (rounding is monotone, so ``fl(I + pen) <= fl(bound + pen)``).
+    :meth:`refine` tightens a bound by one block of KSG samples and, once the estimate is
+    complete, returns the score exactly as the eager ``information + penalty``.
+    """
+
+    def __init__(self, information: KSGColumns, penalty: np.ndarray) -> None:
+        self.information = information
+        self.penalty = penalty
+        self.bounds = information.upper_bound + penalty
+
+    def refine(self, position: int) -> tuple[float, bool]:
+        """``(score, True)`` once candidate ``position`` is exact, else ``(bound, False)``."""
+        information = self.information
+        finished = information.refine(position)
+        value = information.estimate(position) if finished else information.bound(position)
+        return value + self.penalty[position], finished
+
+
 def _score_node(
     data: SubgraphData,
     node: int,
@@ -66,20 +88,26 @@ def _score_node(
     k: int,
     weight: float,
     rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Least-squares weights of ``candidates -> node`` and their edge scores ``I_w``."""
+) -> tuple[np.ndarray, np.ndarray | _LazyScores]:
+    """Least-squares weights of ``candidates -> node`` and their edge scores ``I_w``.
+
+    The scores come back lazily (:class:`_LazyScores`): the jitter of every KSG estimate
+    is drawn now, in the eager order, but an estimate is computed only when its edge might
+    be the highest-scoring one. With ``weight = 0`` (CSL-nw) all bounds are equal and far
+    above the estimates, so the scores are computed at once.
+    """
     coefficients = data.ols(node, mode, candidates)
     if candidates.size == 0:
         return coefficients, np.zeros(0)
     x, z = data.samples(node, mode)
     residual = z - x[:, candidates] @ coefficients
-    information = ksg_mutual_information_columns(residual, x[:, candidates], k=k, rng=rng)
-    if weight == 0:
-        return coefficients, information
+    information = KSGColumns(residual, x[:, candidates], k=k, rng=rng)
+    if weight == 0:  # every bound is the same: no edge can be skipped, so score all now
+        return coefficients, information.estimates()
     magnitude = np.abs(coefficients)
     with np.errstate(divide="ignore"):
         penalty = np.where(magnitude > 0, -weight * np.log(magnitude), np.inf)
-    return coefficients, information + penalty
+    return coefficients, _LazyScores(information, penalty)
 
 
 def learn_subgraphs(
@@ -134,8 +162,9 @@ def learn_joint_subgraphs(
 
 
 #: ``(slot, node, candidates) -> (weights, scores)``: the least-squares weights of
-#: ``candidates -> node`` in the mode of ``slot`` and their edge scores (eq. 25).
-EdgeScorer = Callable[[int, int, np.ndarray], tuple[np.ndarray, np.ndarray]]
+#: ``candidates -> node`` in the mode of ``slot`` and their edge scores (eq. 25), as an
+#: array or as :class:`_LazyScores` (computed when needed).
+EdgeScorer = Callable[[int, int, np.ndarray], tuple[np.ndarray, "np.ndarray | _LazyScores"]]
 
 
 def _learned_columns(n: int, chosen: np.ndarray | None) -> np.ndarray:
@@ -185,38 +214,104 @@ def _prune(
     return _delete_until_acyclic(n, columns, scorer, cycle_edges_only)
 
 
+def _find_cycle(union: np.ndarray) -> set[tuple[int, int]] | None:
+    """The edges of one directed cycle of ``union`` (no self-loops), or ``None`` if acyclic.
+
+    A 2-cycle if there is one; otherwise a walk inside a strongly connected component of
+    more than one node (every such node has a successor in its component) until it
+    repeats a node.
+    """
+    both = union & union.T
+    if both.any():
+        u, v = np.unravel_index(int(np.argmax(both)), both.shape)
+        return {(int(u), int(v)), (int(v), int(u))}
+    count, labels = connected_components(union, directed=True, connection="strong")
+    if count == union.shape[0]:
+        return None
+    component = int(np.argmax(np.bincount(labels) > 1))
+    inside = labels == component
+    node, seen, path = int(np.argmax(inside)), {}, []
+    while node not in seen:
+        seen[node] = len(path)
+        path.append(node)
+        node = int(np.argmax(union[node] & inside))
+    cycle = [*path[seen[node] :], node]
+    return set(zip(cycle[:-1], cycle[1:], strict=True))
+
+
 def _delete_until_acyclic(
     n: int, columns: list[np.ndarray], scorer: EdgeScorer, cycle_edges_only: bool
 ) -> tuple[CSLResult, ...]:
     """Algorithm 1's loop, one graph per entry of ``columns`` (the learned nodes of a mode):
     complete graphs on the learned columns, then delete the highest-scoring edge of any
-    graph until their union is a DAG, refitting only the edge's target."""
+    graph until their union is a DAG, refitting only the edge's target.
+
+    Same deletions as scoring every edge after every refit, at a fraction of the cost:
+
+    * Lazy scores: ``key`` holds each kept edge's exact score or, until it is computed, an
+      upper bound (:class:`_LazyScores`). The first maximum of ``key`` in row-major order
+      is refined (one block of KSG samples at a time) until it is exact; an exact first
+      maximum is the edge that the eager ``argmax`` over exact scores picks (every other
+      edge's score is at most its key, and an earlier edge with an equal key would have
+      been the first maximum). The jitter is drawn at every refit as before, so the
+      generator ends in the same state.
+    * Acyclicity: a witness cycle of the union is kept; while all its edges remain the
+      union stays cyclic, and a new witness (or proof of acyclicity) is sought only when a
+      deletion removes one of them from the union.
+    """
     adjacency = np.zeros((len(columns), n, n), dtype=bool)
     for slot, learned in enumerate(columns):
         adjacency[slot][:, learned] = True
         adjacency[slot][np.arange(n), np.arange(n)] = False
     weights = np.zeros(adjacency.shape)
-    scores = np.zeros(adjacency.shape)  # meaningful on the kept edges only
+    key = np.full(adjacency.shape, -np.inf)  # exact score or upper bound; -inf off the graph
+    exact = np.zeros(adjacency.shape, dtype=bool)
+    pending: dict[tuple[int, int], tuple[_LazyScores, np.ndarray]] = {}
 
     def refresh(slot: int, node: int) -> None:
         candidates = np.flatnonzero(adjacency[slot][:, node])
         weights[slot][:, node] = 0.0
-        weights[slot][candidates, node], scores[slot][candidates, node] = scorer(
-            slot, node, candidates
-        )
+        weights[slot][candidates, node], scores = scorer(slot, node, candidates)
+        if isinstance(scores, _LazyScores):
+            key[slot][candidates, node] = scores.bounds
+            exact[slot][candidates, node] = False
+            position = np.zeros(n, dtype=np.intp)
+            position[candidates] = np.arange(candidates.size)
+            pending[slot, node] = (scores, position)
+        else:
+            key[slot][candidates, node] = scores
+            exact[slot][candidates, node] = True
+
+    def highest(allowed: np.ndarray | None) -> tuple[int, int, int]:
+        while True:
+            pool = key if allowed is None else np.where(allowed, key, -np.inf)
+            flat = int(np.argmax(pool))
+            if pool.flat[flat] == -np.inf:  # all candidates at -inf: the first, as argmax
+                flat = int(np.flatnonzero(adjacency if allowed is None else allowed)[0])
+            slot, source, target = (int(i) for i in np.unravel_index(flat, key.shape))
+            if exact.flat[flat]:
+                return slot, source, target
+            scores, position = pending[slot, target]
+            key.flat[flat], exact.flat[flat] = scores.refine(int(position[source]))
 
     for slot in range(len(columns)):
         for node in np.flatnonzero(adjacency[slot].any(axis=0)):
             refresh(slot, int(node))
-    while not is_acyclic(union := adjacency.any(axis=0)):
-        candidates = adjacency
+    union = adjacency.any(axis=0)
+    witness = _find_cycle(union)
+    while witness is not None:
+        allowed = None
         if cycle_edges_only:
             _, component = connected_components(union, directed=True, connection="strong")
-            candidates = adjacency & (component[:, None] == component[None, :])
-        edges = np.flatnonzero(candidates)  # each pass removes one edge of one mode
-        slot, source, target = np.unravel_index(edges[np.argmax(scores.flat[edges])], scores.shape)
+            allowed = adjacency & (component[:, None] == component[None, :])
+        slot, source, target = highest(allowed)  # each pass removes one edge of one mode
         adjacency[slot, source, target] = False
-        refresh(int(slot), int(target))
+        key[slot, source, target] = -np.inf
+        if not adjacency[:, source, target].any():
+            union[source, target] = False
+            if (source, target) in witness:
+                witness = _find_cycle(union)
+        refresh(slot, target)
     return tuple(
         CSLResult(adjacency=adjacency[slot], weights=weights[slot]) for slot in range(len(columns))
     )

@@ -16,6 +16,8 @@ CSL pairs residuals of scale ~1 with node values that can be ~1e3.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy.spatial import cKDTree
 from scipy.special import digamma
@@ -23,31 +25,48 @@ from scipy.special import digamma
 from causalbandits.random import RNGLike, as_generator
 
 
+def _check_finite(values: np.ndarray, label: str) -> None:
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{label} contains non-finite values (NaN or inf)")
+
+
+def _safe_scale(values: np.ndarray) -> np.ndarray:
+    """Each column's standard deviation, 1 where it is 0."""
+    scale = values.std(axis=0)
+    return np.where(scale > 0, scale, 1.0)
+
+
 def _standardise(
     values: np.ndarray, label: str, jitter: float, generator: np.random.Generator | None
 ) -> np.ndarray:
     """Check finiteness, scale each column to unit standard deviation and add the jitter."""
-    if not np.all(np.isfinite(values)):
-        raise ValueError(f"{label} contains non-finite values (NaN or inf)")
-    scale = values.std(axis=0)
-    scaled = values / np.where(scale > 0, scale, 1.0)
+    _check_finite(values, label)
+    scaled = values / _safe_scale(values)
     if generator is not None:
         scaled += jitter * generator.standard_normal(values.shape)
     return scaled
 
 
-def _marginal_counts(values: np.ndarray, ordered: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
+def _marginal_counts(
+    values: np.ndarray,
+    ordered: np.ndarray,
+    neighbours: np.ndarray,
+    centres: np.ndarray | None = None,
+) -> np.ndarray:
     """``n(i)``: points other than ``i`` within the marginal reach of ``i``'s neighbours.
 
-    ``ordered`` is ``values`` sorted. The interval ``[v_i - eps(i), v_i + eps(i)]`` is
-    widened to contain the neighbours' own values, so that rounding can never drop the
-    neighbour that defines ``eps(i)``.
+    ``ordered`` is ``values`` sorted; ``neighbours`` holds one row per point ``i`` of
+    ``centres`` (default: every point, ``values``). The interval
+    ``[v_i - eps(i), v_i + eps(i)]`` is widened to contain the neighbours' own values, so
+    that rounding can never drop the neighbour that defines ``eps(i)``. Every operation
+    is element-wise per row, so a block of rows gives the same counts as the full call.
     """
+    centres = values if centres is None else centres
     near = values[neighbours]
     lowest, highest = near.min(axis=1), near.max(axis=1)
-    reach = np.maximum(values - lowest, highest - values)
-    low = np.minimum(values - reach, lowest)
-    high = np.maximum(values + reach, highest)
+    reach = np.maximum(centres - lowest, highest - centres)
+    low = np.minimum(centres - reach, lowest)
+    high = np.maximum(centres + reach, highest)
     inside = np.searchsorted(ordered, high, side="right") - np.searchsorted(
         ordered, low, side="left"
     )
@@ -59,23 +78,174 @@ def _digamma_of_counts(n: int) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n - 1))]) - np.euler_gamma
 
 
+@functools.lru_cache(maxsize=64)
+def _constants(n: int, k: int) -> tuple[float, float, np.ndarray]:
+    """``(psi(k) - 1/k, psi(n), psi table)`` of KSG-2 at ``(n, k)`` (the table read-only)."""
+    psi = _digamma_of_counts(n)
+    psi.flags.writeable = False
+    return digamma(k) - 1.0 / k, digamma(n), psi
+
+
+#: Fractions of the samples in a partial KSG sum (:class:`_PartialKSG`) after each block,
+#: and the fewest samples of a block (smaller blocks cost more in calls than they save).
+_SCHEDULE = (0.25, 0.5, 0.75, 1.0)
+_MIN_BLOCK = 50
+
+
+class _PartialKSG:
+    """KSG-2 of one pair ``(xs, ys)``, summed over the samples block by block.
+
+    Eq. 9's mean runs over per-sample terms ``psi(n_x(i)) + psi(n_y(i))``, each at least
+    ``2 psi(k)`` (the ``k`` neighbours are inside both marginal reaches). After a block,
+    :attr:`bound` is the estimate with every remaining term at that minimum, an upper
+    bound on the final value. Each sample's neighbours (one KD-tree query per point) and
+    counts do not depend on the other samples of its block, and the final mean runs over
+    the same ``(n,)`` array of terms as the one-shot computation, so :meth:`value` is the
+    same float.
+    """
+
+    def __init__(self, xs: np.ndarray, x_ordered: np.ndarray, ys: np.ndarray, k: int) -> None:
+        self.xs, self.ys, self.k = xs, ys, k
+        self.n = xs.size
+        self.head, self.tail, self.psi = _constants(self.n, k)
+        self.joint = np.column_stack([xs, ys])
+        self.tree = cKDTree(self.joint)
+        self.x_ordered, self.y_ordered = x_ordered, np.sort(ys)
+        self.terms = np.empty(self.n)
+        self.done = 0
+        self.partial = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self.done == self.n
+
+    def advance(self, block: int | None = None) -> None:
+        """Add the terms of the next ``block`` samples (default: up to the next fraction of
+        :data:`_SCHEDULE` that is at least :data:`_MIN_BLOCK` samples away)."""
+        start = self.done
+        if block is None:
+            stops = (int(np.ceil(f * self.n)) for f in _SCHEDULE)
+            stop = next((s for s in stops if s >= start + _MIN_BLOCK), self.n)
+        else:
+            stop = min(self.n, start + block)
+        _, index = self.tree.query(self.joint[start:stop], k=self.k + 1, p=np.inf)
+        rows = np.arange(start, stop)
+        if np.array_equal(index[:, 0], rows):  # the point itself comes first
+            neighbours = index[:, 1:]
+        else:  # exact duplicates: drop the point wherever it is (the farthest if it is absent)
+            is_self = index == rows[:, None]
+            is_self[~is_self.any(axis=1), -1] = True
+            neighbours = index[~is_self].reshape(rows.size, self.k)
+        n_x = _marginal_counts(self.xs, self.x_ordered, neighbours, self.xs[start:stop])
+        n_y = _marginal_counts(self.ys, self.y_ordered, neighbours, self.ys[start:stop])
+        terms = self.psi[n_x - 1] + self.psi[n_y - 1]
+        self.terms[start:stop] = terms
+        self.partial += float(terms.sum())
+        self.done = stop
+
+    @property
+    def bound(self) -> float:
+        """An upper bound on :meth:`value`, padded by ``1e-9`` against rounding."""
+        rest = (self.n - self.done) * 2 * self.psi[self.k - 1]
+        return float(self.head - (self.partial + rest) / self.n + self.tail) + 1e-9
+
+    def value(self) -> float:
+        """The KSG-2 estimate (all blocks computed first)."""
+        while not self.finished:
+            self.advance(self.n)
+        return float(self.head - np.mean(self.terms) + self.tail)
+
+
 def _ksg(xs: np.ndarray, x_ordered: np.ndarray, ys: np.ndarray, k: int) -> float:
     """KSG-2 on prepared samples (``x_ordered`` is ``xs`` sorted)."""
-    n = xs.size
-    joint = np.column_stack([xs, ys])
-    _, index = cKDTree(joint).query(joint, k=k + 1, p=np.inf)
-    rows = np.arange(n)
-    if np.array_equal(index[:, 0], rows):  # the point itself comes first
-        neighbours = index[:, 1:]
-    else:  # exact duplicates: drop the point wherever it is (the farthest if it is absent)
-        is_self = index == rows[:, None]
-        is_self[~is_self.any(axis=1), -1] = True
-        neighbours = index[~is_self].reshape(n, k)
-    n_x = _marginal_counts(xs, x_ordered, neighbours)
-    n_y = _marginal_counts(ys, np.sort(ys), neighbours)
-    psi = _digamma_of_counts(n)
-    mean_marginal = np.mean(psi[n_x - 1] + psi[n_y - 1])
-    return float(digamma(k) - 1.0 / k - mean_marginal + digamma(n))
+    return _PartialKSG(xs, x_ordered, ys, k).value()
+
+
+def _check_ksg_arguments(x: np.ndarray, columns: np.ndarray, k: int, jitter: float) -> None:
+    if int(k) != k or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k}")
+    if not jitter >= 0:
+        raise ValueError(f"jitter must be non-negative, got {jitter}")
+    if x.ndim != 1:
+        raise ValueError(f"x must be a 1-D array, got shape {x.shape}")
+    if columns.ndim != 2 or columns.shape[0] != x.size:
+        raise ValueError(f"columns must have shape ({x.size}, p), got {columns.shape}")
+    if x.size <= k:
+        raise ValueError(f"KSG needs more than k = {k} samples, got {x.size}")
+
+
+class KSGColumns:
+    """:func:`ksg_mutual_information_columns`, one column at a time and on demand.
+
+    The constructor does everything that touches the random stream or needs all columns
+    at once, exactly as the eager function: the finiteness checks, the standard deviations
+    of ``x`` and of all ``columns`` (``std(axis=0)`` of the whole matrix, so the same
+    summation order), and the jitter draws (``n`` values for ``x``, then ``(n, p)`` for
+    the columns). A column is then scaled and jittered element-wise when first used, which
+    gives the same floats as scaling the whole matrix, and its KSG-2 sum is built block by
+    block (:class:`_PartialKSG`). So :meth:`estimate` equals entry ``j`` of the eager
+    result bit for bit, the generator ends in the same state, and a column whose upper
+    bound (:meth:`bound`, refined by :meth:`refine`) is never needed costs only its jitter
+    draw. CSL's lazy edge scores use the bounds to skip columns that cannot score highest.
+    """
+
+    def __init__(
+        self,
+        x: np.ndarray,
+        columns: np.ndarray,
+        k: int = 5,
+        jitter: float = 1e-10,
+        rng: RNGLike = None,
+    ) -> None:
+        x = np.asarray(x, dtype=float)
+        columns = np.asarray(columns, dtype=float)
+        _check_ksg_arguments(x, columns, k, jitter)
+        generator = as_generator(rng) if jitter > 0 else None
+        self._xs = _standardise(x, "x", jitter, generator)
+        self._x_ordered = np.sort(self._xs)
+        _check_finite(columns, "columns")
+        self._columns = columns
+        self._scale = _safe_scale(columns)
+        self._jitter = jitter
+        self._noise = None if generator is None else generator.standard_normal(columns.shape)
+        self._k = int(k)
+        head, tail, psi = _constants(x.size, self._k)
+        #: The bound of a column before any of its terms: every term at ``2 psi(k)``.
+        self.upper_bound = float(head - 2 * psi[self._k - 1] + tail) + 1e-9
+        self._partial: dict[int, _PartialKSG] = {}
+
+    @property
+    def n_columns(self) -> int:
+        """``p``."""
+        return self._columns.shape[1]
+
+    def _column(self, j: int) -> _PartialKSG:
+        partial = self._partial.get(j)
+        if partial is None:
+            ys = self._columns[:, j] / self._scale[j]
+            if self._noise is not None:
+                ys += self._jitter * self._noise[:, j]
+            partial = self._partial[j] = _PartialKSG(self._xs, self._x_ordered, ys, self._k)
+        return partial
+
+    def bound(self, j: int) -> float:
+        """An upper bound on :meth:`estimate` of column ``j`` from the blocks computed so far."""
+        partial = self._partial.get(j)
+        return self.upper_bound if partial is None else partial.bound
+
+    def refine(self, j: int) -> bool:
+        """Compute the next block of column ``j``; whether the column is now complete."""
+        partial = self._column(j)
+        partial.advance()
+        return partial.finished
+
+    def estimate(self, j: int) -> float:
+        """KSG-2 estimate of ``I(x; columns[:, j])``."""
+        return self._column(j).value()
+
+    def estimates(self) -> np.ndarray:
+        """All ``p`` estimates, shape ``(p,)``."""
+        return np.array([self.estimate(j) for j in range(self.n_columns)])
 
 
 def ksg_mutual_information_columns(
@@ -97,24 +267,9 @@ def ksg_mutual_information_columns(
     rng: source of the jitter.
 
     The estimates are not clipped at zero: for independent data they fluctuate around 0.
+    :class:`KSGColumns` gives the same numbers column by column, on demand.
     """
-    if int(k) != k or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k}")
-    if not jitter >= 0:
-        raise ValueError(f"jitter must be non-negative, got {jitter}")
-    x = np.asarray(x, dtype=float)
-    columns = np.asarray(columns, dtype=float)
-    if x.ndim != 1:
-        raise ValueError(f"x must be a 1-D array, got shape {x.shape}")
-    if columns.ndim != 2 or columns.shape[0] != x.size:
-        raise ValueError(f"columns must have shape ({x.size}, p), got {columns.shape}")
-    if x.size <= k:
-        raise ValueError(f"KSG needs more than k = {k} samples, got {x.size}")
-    generator = as_generator(rng) if jitter > 0 else None
-    xs = _standardise(x, "x", jitter, generator)
-    ys = _standardise(columns, "columns", jitter, generator)
-    x_ordered = np.sort(xs)
-    return np.array([_ksg(xs, x_ordered, ys[:, j], int(k)) for j in range(ys.shape[1])])
+    return KSGColumns(x, columns, k, jitter, rng).estimates()
 
 
 def ksg_mutual_information(
