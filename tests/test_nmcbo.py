@@ -72,8 +72,13 @@ def test_stopping_rule_equals_botorch_per_element() -> None:
     generator = torch.Generator().manual_seed(0)
     rows, length = 8, 60
     trend = torch.linspace(-0.02, 0.02, rows).unsqueeze(-1) * torch.arange(length)
-    series = 1.0 + trend + 0.01 * torch.randn(rows, length, generator=generator)
-    series = series.to(torch.float64)
+    noisy = 1.0 + trend + 0.01 * torch.randn(rows, length, generator=generator)
+    # Smooth climbs at a level of 20 whose relative change falls through rel_tol at
+    # different iterations: the stop then depends on the change's size, not only its sign.
+    rates = torch.linspace(0.1, 0.4, rows).unsqueeze(-1)
+    climbs = 20.0 * (2.0 - torch.exp(-rates * torch.arange(length)))
+    series = torch.cat([noisy, climbs, -climbs]).to(torch.float64)
+    rows = len(series)
     for minimize in (False, True):
         expected = []
         for row in series:
