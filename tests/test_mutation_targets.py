@@ -36,3 +36,17 @@ def test_every_target_names_existing_modules_tests_and_functions(monkeypatch) ->
     finally:
         sys.modules.pop("mutation", None)
         sys.modules.pop("mutation_survivors", None)
+
+
+def test_every_hand_written_mutant_applies_to_its_target_exactly_once(monkeypatch) -> None:
+    """``--listed`` refuses a mutant whose original text is gone (a refactor renamed it)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import mutation  # noqa: PLC0415 (benchmarks/ is not a package)
+
+    try:
+        for mutant in mutation.LISTED:
+            source = (ROOT / mutation.MODULES[mutant.key].module).read_text(encoding="utf-8")
+            assert source.count(mutant.old) == 1, mutant.name
+    finally:
+        sys.modules.pop("mutation", None)
+        sys.modules.pop("mutation_survivors", None)
