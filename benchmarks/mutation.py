@@ -586,7 +586,8 @@ def overall(modules: dict) -> dict:
     total["timeouts"] = sum(modules[k]["timeouts"] for k in keys)
     total["no_tests"] = sum(modules[k]["no_tests"] for k in keys)
     decided = total["killed"] + total["survived"] + total["timeouts"] + total["no_tests"]
-    total["kill_rate"] = round((total["killed"] + total["timeouts"]) / decided, 4)
+    detected = total["killed"] + total["timeouts"]
+    total["kill_rate"] = round(detected / decided, 4) if decided else None  # no target run
     classes: dict[str, int] = {}
     for k in keys:
         for s in modules[k]["survivors"]:
@@ -750,7 +751,7 @@ def survivors_markdown(summary: dict) -> str:
         "",
     ]
     total = summary.get("overall")
-    if total:
+    if total and total["kill_rate"] is not None:
         lines += [
             f"Overall (the issue's targets): {total['mutants']} mutants, kill rate "
             f"{100 * total['kill_rate']:.1f}%; survivors: "
