@@ -15,7 +15,8 @@ import pytest
 from causalbandits.data.checks import DataError
 from causalbandits.data.train_delays import load_train_delays, resolve_data_dir
 
-PLAN = "2024-06-24 00:10:00"
+from .test_train_delays import _row as row
+
 #: Listed hours, not in alphabetical order, and named like numbers (read as text).
 LISTED = ("02", "10", "01", "05")
 STATIONS = pd.DataFrame(
@@ -27,20 +28,6 @@ STATIONS = pd.DataFrame(
         "distance_km": [5.0, 6.0, 7.0, 8.0, 9.0],
     }
 )
-
-
-def row(hour: str, eva: int, path: str | None, arrival, departure) -> dict:
-    """A train at station ``eva`` (a delay of ``None``: no such planned event, recorded 0)."""
-    return {
-        "hour_file": hour,
-        "ID": f"{hour}-{eva}-{path}-{arrival}-{departure}",
-        "path": path,
-        "eva_nr": eva,
-        "arrival_plan": PLAN if arrival is not None else None,
-        "departure_plan": PLAN if departure is not None else None,
-        "arrival_delay_m": 0 if arrival is None else arrival,
-        "depature_delay_m": 0 if departure is None else departure,
-    }
 
 
 ROWS = [

@@ -199,11 +199,7 @@ class LinearSEMBandit(SEMRounds):
             deviation_budget=self.deviation_budget,
             mode_parents=np.stack([sem.weights != 0, sem.intervention_weights != 0]),
             noise_variance=np.array(sem.noise.variance, dtype=float),
-            nonnegative=bool(
-                (sem.weights >= 0).all()
-                and (sem.intervention_weights >= 0).all()
-                and (sem.noise.mean >= 0).all()
-            ),
+            nonnegative=sem.nonnegative_weights and bool((sem.noise.mean >= 0).all()),
         )
         self._warn_noise_spread()
         self._warn_loose_norm_bound()

@@ -186,9 +186,8 @@ class PiecewiseStationaryBandit(SEMRounds):
         ):
             raise ValueError("every model must have the environment's nodes and noise")
         self.sems, self.changes = self._schedule(models, as_generator(rng), change)
-        if env.problem.nonnegative and any(
-            (s.weights < 0).any() or (s.intervention_weights < 0).any() for s in self.sems
-        ):  # a change drew a negative weight: the paper's sign assumption no longer holds
+        if env.problem.nonnegative and not all(s.nonnegative_weights for s in self.sems):
+            # a change drew a negative weight: the paper's sign assumption no longer holds
             self.problem = replace(env.problem, nonnegative=False)
         masks = self.actions.masks
         #: ``T_a`` of each segment's model, ``(S, A, N, N)``.

@@ -55,6 +55,11 @@ class LinearSEM:
         self.noise = noise
 
     @property
+    def nonnegative_weights(self) -> bool:
+        """Whether every weight of both modes (``B`` and ``B*``) is non-negative."""
+        return bool((self.weights >= 0).all() and (self.intervention_weights >= 0).all())
+
+    @property
     def n_nodes(self) -> int:
         return self.dag.n_nodes
 
