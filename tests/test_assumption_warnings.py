@@ -207,16 +207,10 @@ def test_csl_ucbs_sample_cap_refusal_names_the_option_to_override():
     CSLUCB(env.problem, preset="authors-code", n_max=None)
 
 
-#: The one expected exception: the mixed-sign benchmark runs CSL-UCB (authors-code, unit
-#: variance) on noise variances 0.25-2.25 without saying so; it stays silent once the
-#: benchmark's algorithm specs pass ``noise_variance=1.0`` explicitly.
-#: Our mixed-sign benchmark (no paper's instance) runs the authors' CSL-UCB preset: unit
-#: noise variances on networks whose variances differ, and 100 samples per (node, mode) for
-#: 49 candidate parents when it learns the graph.
-EXPECTED_ON_MIXED_SIGN = {
-    "CSL-UCB": ("noise variance 1.0 at every node", "per candidate parent"),
-    "CSL-UCB (true graph)": ("noise variance 1.0 at every node",),
-}
+#: The one expected exception: our mixed-sign benchmark (no paper's instance) runs CSL-UCB's
+#: default preset, 100 samples per (node, mode) for 49 candidate parents when it learns the
+#: graph (it is told the noise variances, so it does not warn about them).
+EXPECTED_ON_MIXED_SIGN = {"CSL-UCB": ("per candidate parent",)}
 PAPER_EXPERIMENTS = (
     "robust-lcb-fig1b",
     "robust-lcb-fig1c",

@@ -31,7 +31,8 @@ def fitted_learner(n_nodes: int, seed: int, rounds: int) -> LinSEMUCB:
     actions = ActionSet.subsets(n_nodes, sorted(nodes.tolist()) + [n_nodes - 1])
     env = LinearSEMBandit(sem, 1000, actions, reward_node=n_nodes - 1)
     env.reset(seed, 2)
-    policy = LinSEMUCB(env.problem)  # the default: the interval bound on mixed signs
+    # the default solver on mixed signs (the interval bound), with the paper's radius
+    policy = LinSEMUCB(env.problem, radius="theory")
     policy.reset(np.random.SeedSequence(seed).spawn(2))
     for _ in range(rounds):
         arms = rng.integers(env.n_actions, size=2)

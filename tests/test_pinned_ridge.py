@@ -33,3 +33,18 @@ def test_a_unit_weight_estimator_refuses_a_weight_rule():
     ridge = WeightedRidge((1,), 2, unit_weights=True)
     with pytest.raises(ValueError, match="^an estimator with unit_weights takes no weight rule$"):
         ridge.update(np.array([0]), np.ones((1, 2)), np.ones(1), lambda bonus: bonus)
+
+
+@pytest.mark.parametrize(("unit_weights", "regularisation"), [(True, 1.0), (False, 0.5)])
+def test_log_det_gram_is_the_log_determinant_of_the_gram_matrix(unit_weights, regularisation):
+    """The determinant-lemma updates against ``slogdet`` of ``lam I + sum w x x^T``."""
+    rng = np.random.default_rng(3)
+    ridge = WeightedRidge((3,), 4, regularisation=regularisation, unit_weights=unit_weights)
+    gram = np.tile(regularisation * np.eye(4), (3, 1, 1))
+    rule = None if unit_weights else (lambda bonus: np.minimum(1.0, 1.0 / bonus) / 2)
+    for _ in range(25):
+        slots = rng.choice(3, size=2, replace=False)
+        x = rng.normal(0.0, 3.0, (2, 4))
+        weights = ridge.update(slots, x, rng.normal(size=2), rule)
+        gram[slots] += weights[:, None, None] * x[:, :, None] * x[:, None, :]
+    np.testing.assert_allclose(ridge.log_det_gram, np.linalg.slogdet(gram)[1], rtol=1e-10)

@@ -6,7 +6,9 @@ For every slot ``s`` (e.g. a (replicate, node, mode) triple) it keeps
 * ``Vt = I + sum_s w^2 x x^T`` and its inverse (eq. 11-12),
 * ``g = sum_s w x y`` and the estimate ``theta = V^{-1} g`` (eq. 7-8),
 * ``ellipsoid_inv = V^{-1} Vt V^{-1}``, the inverse of the ellipsoid matrix
-  ``M = V Vt^{-1} V`` of eq. 14-16.
+  ``M = V Vt^{-1} V`` of eq. 14-16,
+* ``log det V`` (matrix determinant lemma: each sample adds ``log(1 + w x^T V^{-1} x)``),
+  which the self-normalised radius of Abbasi-Yadkori et al. (2011, Thm 2) needs.
 
 Updates are Sherman-Morrison rank-one corrections applied only to the slots that received
 a sample, so one round costs ``O(d^2)`` per updated slot. Slots are stored flat and
@@ -45,6 +47,7 @@ class WeightedRidge:
         self._cross = np.zeros((slots, dim))
         self._theta = np.zeros((slots, dim))
         self._counts = np.zeros(slots, dtype=np.int64)
+        self._log_det = np.full(slots, self.dim * np.log(regularisation))
         if unit_weights:  # Vt = V: M^{-1} = V^{-1}, and Vt itself is never needed
             self._sq_gram_inv = self._ellipsoid_inv = self._gram_inv
         else:
@@ -70,6 +73,11 @@ class WeightedRidge:
     def ellipsoid_inv(self) -> np.ndarray:
         """``M^{-1} = V^{-1} Vt V^{-1}``, shape ``(*shape, dim, dim)``."""
         return self._ellipsoid_inv.reshape(*self.shape, self.dim, self.dim)
+
+    @property
+    def log_det_gram(self) -> np.ndarray:
+        """``log det V``, shape ``shape``."""
+        return self._log_det.reshape(self.shape)
 
     @property
     def counts(self) -> np.ndarray:
@@ -108,6 +116,7 @@ class WeightedRidge:
         self._cross[slots] = cross
         self._theta[slots] = np.einsum("sij,sj->si", gram_inv, cross)
         self._counts[slots] += 1
+        self._log_det[slots] += np.log1p(w * quad)
         if not self.unit_weights:
             w2 = w * w
             sq_inv -= (w2 / (1.0 + w2 * tquad))[:, None, None] * (tx[:, :, None] * tx[:, None, :])

@@ -108,9 +108,16 @@ class LinSEMUCB(_LinearSEMLearner):
         only raise the value of eq. 18, not an upper bound).
     mode_parents: regress each mode of a node on that mode's own parents
         (``problem.mode_parents``) instead of the parents in either mode.
+    radius: ``"auto"`` (default): ``"theory"`` on the paper's non-negative model (the
+        reproductions), else ``"self-normalised"``; ``"theory"``: the paper's radius
+        (:meth:`beta`), one for every slot, with unit noise scale; ``"self-normalised"``:
+        one radius per (node, mode) from its own data and noise scale
+        (:meth:`slot_radii`), valid with the same probability and never wider than the
+        paper's at unit noise scale (issue 33).
     """
 
     SOLVERS = ("greedy", "interval", "bca")
+    RADII = ("theory", "self-normalised")
 
     def __init__(
         self,
@@ -121,8 +128,12 @@ class LinSEMUCB(_LinearSEMLearner):
         solver: str = "auto",
         sweeps: int = 2,
         mode_parents: bool = False,
+        radius: str = "auto",
     ) -> None:
         super().__init__(problem, mode_parents)
+        if radius not in (*self.RADII, "auto"):
+            raise ValueError(f"unknown radius {radius!r}; choose from {('auto', *self.RADII)}")
+        self.radius = self.default_radius(problem) if radius == "auto" else radius
         if solver not in (*self.SOLVERS, "auto"):
             raise ValueError(f"unknown solver {solver!r}; choose from {('auto', *self.SOLVERS)}")
         if solver == "auto":
@@ -147,10 +158,34 @@ class LinSEMUCB(_LinearSEMLearner):
         d, m = self.d, self.m
         return 1.0 + np.sqrt(2 * np.log(1 / self.delta) + d * np.log(1 + m * m * t / d))
 
+    @staticmethod
+    def default_radius(problem: LinearSEMProblem) -> str:
+        """``radius="auto"``: the paper's on the paper's non-negative model, else the
+        self-normalised one."""
+        return "theory" if getattr(problem, "nonnegative", False) else "self-normalised"
+
+    def slot_radii(self) -> np.ndarray:
+        """Abbasi-Yadkori et al. (2011, Thm 2) per (replicate, node, mode), ``(R, n, 2)``:
+        ``1 + sigma_i sqrt(2 log(1/delta) + log det V)`` for ridge ``lambda = 1`` and
+        ``||theta|| <= 1`` (the paper's assumptions), ``sigma_i`` node ``i``'s noise standard
+        deviation when the problem states it (Gaussian noise is ``sigma_i``-sub-Gaussian),
+        else 1. ``log det V <= d log(1 + m^2 t / d)``: never wider than :meth:`beta` when
+        ``sigma_i <= 1``, and much narrower where the features are far below ``m``."""
+        variance = getattr(self.problem, "noise_variance", None)
+        nodes = self.plan.nodes
+        scale = np.ones(nodes.size) if variance is None else np.sqrt(variance[nodes])
+        bits = 2 * np.log(1 / self.delta) + self.ridge.log_det_gram
+        return 1.0 + scale[:, None] * np.sqrt(bits)
+
     def upper_confidence_bounds(self) -> np.ndarray:
         """``UCB_a(t)`` of every replicate and action, shape ``(R, A)`` (eq. 18)."""
-        beta = self.beta_scale * self.beta(self.t + 1)
         theta, ellipsoid_inv = self.ridge.theta, self.ridge.ellipsoid_inv
+        if self.radius == "self-normalised":
+            # ||theta - theta_hat||_V <= r_s is ||theta - theta_hat||_{V / r_s^2} <= 1
+            ellipsoid_inv = ellipsoid_inv * (self.slot_radii() ** 2)[..., None, None]
+            beta = self.beta_scale
+        else:
+            beta = self.beta_scale * self.beta(self.t + 1)
         if self.solver == "bca":
             if self.parent_mask is not None:
                 raise ValueError(
@@ -179,8 +214,11 @@ class RobustLCB(LinSEMUCB):
     """Robust-LCB (Yan et al., Algorithm 1) for a known deviation budget ``C``.
 
     ``deviation_budget`` defaults to the ``C`` the problem announces; ``C_alg = max(C, 1)``.
-    The other options are those of :class:`LinSEMUCB`.
+    The other options are those of :class:`LinSEMUCB`; the radius is Lemma 1's
+    (``radius="theory"``), which accounts for the deviations.
     """
+
+    RADII = ("theory",)
 
     def __init__(
         self, problem: LinearSEMProblem, deviation_budget: float | None = None, **options: Any
@@ -190,6 +228,10 @@ class RobustLCB(LinSEMUCB):
         if not budget >= 0 or not np.isfinite(budget):
             raise ValueError(f"the deviation budget C must be finite and >= 0, got {budget}")
         self.deviation_budget = max(float(budget), 1.0)
+
+    @staticmethod
+    def default_radius(problem: LinearSEMProblem) -> str:
+        return "theory"
 
     def beta(self, t: int) -> float | np.ndarray:
         """Lemma 1: ``sqrt(2 log(1/delta) + d log(1 + m^2 t/(d C^2))) + 1 + m``."""
