@@ -10,16 +10,17 @@ import pandas as pd
 import pytest
 
 from causalbandits.cli import main
+from causalbandits.estimators import graph_metrics
 from causalbandits.experiments import read_manifest
 from causalbandits.experiments.evidence import Verdict
 from causalbandits.papers.catalogue import EXPERIMENTS
 from causalbandits.papers.csl_ucb.graphs import (
     METHODS,
+    METRIC_COLUMNS,
     GraphIdentificationExperiment,
     build_report,
     claim_checks,
     e1,
-    score,
 )
 
 #: Short DAGMA paths keep the tests fast; the pipeline is the same.
@@ -76,9 +77,9 @@ def test_report_contains_the_claims_table(tiny_runs: dict[int, pd.DataFrame]) ->
 
 def test_perfect_estimate_scores_perfectly() -> None:
     b = np.triu(np.random.default_rng(0).normal(size=(6, 6)), k=1)
-    fn_any, precision, recall, nshd, n_fn, n_fp, n_true, n_est = score(b, b)
-    assert (fn_any, precision, recall, nshd, n_fn, n_fp) == (False, 1.0, 1.0, 0.0, 0, 0)
-    assert n_true == n_est == np.count_nonzero(b)
+    metrics = graph_metrics(b, b)
+    assert [metrics[c] for c in METRIC_COLUMNS[:6]] == [False, 1.0, 1.0, 0.0, 0, 0]
+    assert metrics["n_true"] == metrics["n_est"] == np.count_nonzero(b)
 
     oracle = GraphIdentificationExperiment(
         nodes=(4, 6), samples=(50, 100), replicates=3, methods=("oracle",)

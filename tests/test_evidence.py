@@ -204,3 +204,16 @@ def test_the_weakest_of_several_comparisons_decides() -> None:
     assert weakest({"a": tie, "b": PairedComparison.of([1.0])}) == "a"
     with pytest.raises(ValueError, match="no comparison"):
         weakest({})
+
+
+def test_an_unpaired_comparison_uses_welchs_standard_error() -> None:
+    """Closed form: means 3 and 1, sample variances 1 and 5 over 3 and 5 replicates (a
+    missing value dropped); a paired test would have needed shared replicates."""
+    first = pd.Series([2.0, 3.0, 4.0])
+    second = pd.Series([-2.0, 0.0, 1.0, 2.0, 4.0, np.nan])
+    comparison = PairedComparison.unpaired(first, second)
+    assert comparison.mean == pytest.approx(2.0)
+    assert comparison.se == pytest.approx(np.sqrt(1 / 3 + 5 / 5))
+    assert (comparison.agreeing, comparison.replicates, comparison.direction) == (0, 3, 1)
+    assert comparison.verdict is Verdict.NOT_SIGNIFICANT  # 2.0 < 2 x 1.155
+    assert PairedComparison.unpaired(first + 1.0, second).verdict is Verdict.HOLDS

@@ -67,7 +67,7 @@ def test_graph_metrics_hand_computed():
     assert m["recall"] == pytest.approx(1 / 3)  # 1 of 3 true edges is found
     # FP: (1,0), (2,3) = 2; FN: (0,1), (0,2) = 2; reversed (0,1)/(1,0) = 1 -> 3 / 16
     assert m["nshd"] == pytest.approx(3 / 16)
-    assert (m["n_fn"], m["n_fp"]) == (2, 2)
+    assert (m["n_fn"], m["n_fp"], m["n_true"], m["n_est"]) == (2, 2, 3, 3)
 
     perfect = graph_metrics(true, 2 * true)
     assert perfect == {
@@ -77,6 +77,8 @@ def test_graph_metrics_hand_computed():
         "nshd": 0.0,
         "n_fn": 0,
         "n_fp": 0,
+        "n_true": 3,
+        "n_est": 3,
     }
     # a superset: no FN, precision < 1
     extra = true.copy()

@@ -104,7 +104,8 @@ def graph_metrics(b_true: np.ndarray, b_hat: np.ndarray) -> dict[str, float | bo
     * ``recall`` — ``#{B != 0, B_hat != 0} / #{B != 0}`` (62), 1.0 if ``B`` is empty;
     * ``nshd`` — (63): ``(#FP + #FN - #reversed) / N^2``, where a reversed edge
       (``B_ij != 0, B_hat_ij = 0, B_hat_ji != 0``) counts once, not twice;
-    * ``n_fn``, ``n_fp`` — the counts of missing and extra directed edges.
+    * ``n_fn``, ``n_fp`` — the counts of missing and extra directed edges;
+    * ``n_true``, ``n_est`` — the edges of ``B`` and of ``B_hat``.
     """
     true = np.asarray(b_true) != 0
     est = np.asarray(b_hat) != 0
@@ -123,6 +124,8 @@ def graph_metrics(b_true: np.ndarray, b_hat: np.ndarray) -> dict[str, float | bo
         "nshd": (fp + fn - reversed_) / n**2,
         "n_fn": fn,
         "n_fp": fp,
+        "n_true": n_true,
+        "n_est": n_est,
     }
 
 

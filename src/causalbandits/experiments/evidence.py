@@ -96,6 +96,16 @@ class PairedComparison:
         """``first - second`` over the replicates (index) both have."""
         return cls.of((first - second).dropna(), direction, threshold)
 
+    @classmethod
+    def unpaired(cls, first: pd.Series, second: pd.Series) -> PairedComparison:
+        """``first`` above ``second`` where their replicates are not shared: the difference
+        of their means with the unpaired (Welch) standard error, judged by the paired
+        threshold (``agreeing`` has no unpaired meaning: 0)."""
+        first, second = first.dropna(), second.dropna()
+        mean = float(first.mean() - second.mean())
+        se = math.sqrt(first.var(ddof=1) / len(first) + second.var(ddof=1) / len(second))
+        return cls(mean, se, 0, min(len(first), len(second)), direction=1)
+
     @property
     def sign(self) -> int:
         """:func:`paired_sign` of the mean difference."""

@@ -53,6 +53,7 @@ Every sample size and method of a replicate sees the same system, and the sample
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -220,7 +221,11 @@ class GraphIdentificationExperiment(TaskGrid):
             estimates = dagma_linear_batch([fits[i][2] for i in dagma], **self.dagma_options)
             for i, b_hat in zip(dagma, estimates, strict=True):
                 fits[i] = (*fits[i][:2], b_hat, fits[i][3])
-        return [(*key, *score(b_true, b_hat), used) for key, b_true, b_hat, used in fits]
+        metrics = operator.itemgetter(*METRIC_COLUMNS)
+        return [
+            (*key, *metrics(graph_metrics(b_true, b_hat)), used)
+            for key, b_true, b_hat, used in fits
+        ]
 
     def _fits(self, setting: int, r: int) -> list[tuple]:
         """Per sample size and method of replicate ``r``: the row's key, the true ``B``, its
@@ -285,21 +290,6 @@ def e1_observational(quick: bool = False) -> GraphIdentificationExperiment:
         regime="observational",
         name="csl-ucb-e1-observational",
         description="CSL-UCB paper E1 on observational data for all methods (A9-i)",
-    )
-
-
-def score(b_true: np.ndarray, b_hat: np.ndarray) -> tuple:
-    """The metric columns (:data:`METRIC_COLUMNS`) of an estimate ``b_hat`` of ``b_true``."""
-    metrics = graph_metrics(b_true, b_hat)
-    return (
-        bool(metrics["fn_any"]),
-        float(metrics["precision"]),
-        float(metrics["recall"]),
-        float(metrics["nshd"]),
-        int(metrics["n_fn"]),
-        int(metrics["n_fp"]),
-        int(np.count_nonzero(b_true)),
-        int(np.count_nonzero(b_hat)),
     )
 
 

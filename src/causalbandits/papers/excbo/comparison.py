@@ -19,7 +19,6 @@ are not shared (``sigma`` is a seed axis), so comparisons between sigmas are unp
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -502,25 +501,18 @@ def early_late(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     return bo[bo["round"] <= window], late_window(df, window), window
 
 
-def welch(first: pd.Series, second: pd.Series) -> PairedComparison:
-    """``first`` above ``second`` where their seeds are not shared: the difference of their
-    means with the unpaired (Welch) standard error, judged by the paired test's threshold
-    (``agreeing`` is not defined unpaired: 0)."""
-    first, second = first.dropna(), second.dropna()
-    mean = float(first.mean() - second.mean())
-    se = math.sqrt(first.var(ddof=1) / len(first) + second.var(ddof=1) / len(second))
-    return PairedComparison(mean, se, 0, min(len(first), len(second)), direction=1)
-
-
 def increasing_claim(text: str, groups: Mapping[float, pd.Series]) -> Claim:
     """``text``: each group (a noise level: its seeds' values) above the one before, every
-    step by :func:`welch` (the seeds differ between noise levels), decided by the weakest step
+    step by :meth:`~causalbandits.experiments.evidence.PairedComparison.unpaired`
+    (the seeds differ between noise levels), decided by the weakest step
     (:func:`~causalbandits.experiments.evidence.weakest`): holds if every step holds, is
     contradicted if a step is."""
     keys = sorted(groups)
     if len(keys) < 2:
         return Claim.not_checkable(text, "one noise level")
-    steps = {(a, b): welch(groups[b], groups[a]) for a, b in itertools.pairwise(keys)}
+    steps = {
+        (a, b): PairedComparison.unpaired(groups[b], groups[a]) for a, b in itertools.pairwise(keys)
+    }
     ours = (
         ", ".join(f"{k}: {mean_median(groups[k])}" for k in keys)
         + "; "
