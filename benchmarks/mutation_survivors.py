@@ -246,6 +246,21 @@ LASSO_SCALE = (
     "scale = np.abs(target).max(initial=0.0) / max(float(diag.max(initial=0.0)), 1e-300) + 1e-300"
 )
 EMPTY_MAX = "initial only matters for an empty array (no node or no feature), never fitted"
+TWO_D_LAST = "the tensor is 2-D: dimension 1 is dimension -1"
+ONE_D_LAST = "the tensor is 1-D: unsqueeze(1) is unsqueeze(-1)"
+FLOAT_WRITE_BACK = (
+    "the check returns the value it was given (as a float or int of the same value): writing "
+    "it back, or to another attribute, leaves the option's value the same"
+)
+PLACEHOLDERS = (
+    "placeholders, overwritten in topological order before any is read; column 1 is missing "
+    "only with a single action or node, which no causal-BO problem of the library has"
+)
+PASSED_BY_PROPOSE = "every caller passes it (propose passes the options' value)"
+CHUNKS_ONLY = (
+    "only the chunking of the batched evaluation changes (a memory cap): the values are the "
+    "same (tested: batched equals looped, max_points 40 against the default)"
+)
 
 #: (key, original line) -> (class, reason): every surviving mutant of that line.
 LINES: dict[tuple[str, str], tuple[str, str]] = {
@@ -1540,11 +1555,148 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         H,
         "initial only matters for inputs without any sample (an empty maximum), never passed",
     ),
+    # ------------------------------------------------------------------ gp_network
+    (
+        "gp_network",
+        "parts.append(scaler(parent_values) if scaler is not None else parent_values)",
+    ): (
+        E,
+        "a node with parents always has a scaler (training_inputs fits one): None is never "
+        "passed with parent values",
+    ),
+    (
+        "gp_network",
+        "squared = (x.square().sum(-1, keepdim=True) - 2 * x @ y.T + y.square().sum(-1))"
+        ".clamp_min(0)",
+    ): (E, TWO_D_LAST),
+    ("gp_network", "return 2.0 * (x * weighted.sum(-1, keepdim=True) - weighted @ y), None"): (
+        E,
+        TWO_D_LAST,
+    ),
+    ("gp_network", "model.requires_grad_(False)"): (
+        E,
+        "the cached posterior copies the hyper-parameters out as tensors detached from the "
+        "model: whether the model's own parameters track gradients changes no value",
+    ),
+    ("gp_network", "residual = (prior.targets - prior.mean).unsqueeze(-1)"): (E, ONE_D_LAST),
+    ("gp_network", "identity = torch.eye(len(cholesky), dtype=cholesky.dtype)"): (
+        E,
+        "solve_triangular promotes a float32 identity (exact) to the factor's float64",
+    ),
+    ("gp_network", "torch.cat([alpha, whitener.T], dim=-1),"): (E, TWO_D_LAST),
+    ("gp_network", "explained = self.outputscale**2 * product[:, 1:].square().sum(dim=-1)"): (
+        E,
+        TWO_D_LAST,
+    ),
+    ("gp_network", 'object.__setattr__(self, "beta", float(self.beta))'): (E, FLOAT_WRITE_BACK),
+    ("gp_network", "beta: float = 0.0,"): (
+        E,
+        "the default is read only with eta, and every caller that passes eta passes beta",
+    ),
+    ("gp_network", "expanded = actions.unsqueeze(1).expand(batch, count, actions.shape[-1])"): (
+        E,
+        TWO_D_LAST,
+    ),
+    ("gp_network", "values: list[torch.Tensor] = [expanded[..., 0]] * len(self.specs)"): (
+        H,
+        PLACEHOLDERS,
+    ),
+    ("gp_network", "u = exogenous[:, i] if exogenous is not None else w.new_zeros(count)"): (
+        E,
+        "networks with exogenous inputs (EXCBO's) are always propagated with exogenous "
+        "samples: the other branch is never reached",
+    ),
+    ("gp_network", "value = value + beta * eta[:, i].unsqueeze(-1) * std"): (E, ONE_D_LAST),
+    ("gp_network", "eta = None"): (
+        H,
+        "reached only by an Optimism with hallucinate=False and no fixed_eta, which no policy "
+        "builds (GP-UCB and EXCBO's sample variant fix eta)",
+    ),
+    ("gp_network", "return self.objective(values).mean(dim=-1)"): (E, TWO_D_LAST),
+    # ------------------------------------------------------------------ nmcbo
+    ("nmcbo", "index = torch.as_tensor(rows, dtype=torch.long)"): (
+        E,
+        "rows are integer sequences or tensors: as_tensor gives int64 without a dtype",
+    ),
+    ("nmcbo", "return 2.0 * torch.sigmoid(out + shift.unsqueeze(-1)) - 1.0"): (E, ONE_D_LAST),
+    ("nmcbo", "maxiter: int = 1000,"): (
+        E,
+        "training always builds the rule with maxiter=max_steps: the default is never read",
+    ),
+    ("nmcbo", "reference = ExpMAStoppingCriterion(maxiter, minimize, n_window, eta, rel_tol)"): (
+        E,
+        "only the reference's weights are read, and they depend on n_window and eta alone",
+    ),
+    (
+        "nmcbo",
+        "window = torch.cat([self.window[rows, 1:], values.unsqueeze(-1).to(DTYPE)], dim=-1)",
+    ): (
+        E,
+        "values are a float64 1-D tensor (to(None) keeps it) and the window is 2-D: "
+        "unsqueeze(1) is unsqueeze(-1) and dim 1 is dim -1",
+    ),
+    ("nmcbo", "weights = self.weights.to(window)"): (
+        H,
+        "BoTorch's weights stay float32, about 1e-7 relative from float64: a stop decision "
+        "flips only when the relative change lies that close to rel_tol",
+    ),
+    ("nmcbo", "previous = (window[:, :-1] * weights).sum(dim=-1)"): (E, TWO_D_LAST),
+    ("nmcbo", "current = (window[:, 1:] * weights).sum(dim=-1)"): (E, TWO_D_LAST),
+    ("nmcbo", "return (change if self.minimize else -change) < self.rel_tol"): (
+        H,
+        "differs only when the relative change equals rel_tol exactly (probability zero)",
+    ),
+    ("nmcbo", "expanded = actions.unsqueeze(1).expand(count, samples, actions.shape[-1])"): (
+        E,
+        TWO_D_LAST,
+    ),
+    ("nmcbo", "values: list[torch.Tensor] = [noise[:, 0]] * len(self.network.specs)"): (
+        H,
+        PLACEHOLDERS,
+    ),
+    ("nmcbo", "return self.objective(self.values(params, noise)).mean(dim=-1)"): (E, TWO_D_LAST),
+    ("nmcbo", "lr: float = 1e-3,"): (E, PASSED_BY_PROPOSE),
+    ("nmcbo", 'stopping: str = "expma",'): (E, PASSED_BY_PROPOSE),
+    ("nmcbo", "max_steps, batch = noise.shape[0], noise.shape[1]"): (E, CHUNKS_ONLY),
+    ("nmcbo", "steps = torch.zeros(count, dtype=torch.long)"): (
+        E,
+        "float zeros count the same integers (compared by value; propose discards the counts)",
+    ),
+    ("nmcbo", "chunk = max(1, max_points // batch)"): (E, CHUNKS_ONLY),
+    ("nmcbo", "for name, grad in zip(names, grads, strict=True):"): (E, STRICT_ZIP),
+    ("nmcbo", 'object.__setattr__(self, "lr", positive("lr", self.lr))'): (E, FLOAT_WRITE_BACK),
+    (
+        "nmcbo",
+        'object.__setattr__(self, "batch_size", optional(count, "batch_size", self.batch_size))',
+    ): (E, FLOAT_WRITE_BACK),
+    ("nmcbo", "options = replace(options, batch_size=32 if problem.noise_std > 1e-3 else 2)"): (
+        H,
+        "differs only at a noise standard deviation of exactly 1e-3",
+    ),
+    ("nmcbo", "options.max_points, | )"): (E, CHUNKS_ONLY),
+    ("nmcbo", "scores = hallucination.score(trained, selection, options.max_points)"): (
+        E,
+        CHUNKS_ONLY,
+    ),
 }
 
 #: (key, original line, mutated line) -> (class, reason): single mutants of a line whose
 #: other mutants are killed or classified differently.
 SURVIVORS: dict[tuple[str, str, str], tuple[str, str]] = {
+    (
+        "nmcbo",
+        'rule = ExpMAStopping(count, maxiter=max_steps) if stopping == "expma" else None',
+        'rule = ExpMAStopping(count, maxiter=None) if stopping == "expma" else None',
+    ): (E, "the loop stops after max_steps steps anyway: the rule's cap is never the first"),
+    (
+        "nmcbo",
+        'rule = ExpMAStopping(count, maxiter=max_steps) if stopping == "expma" else None',
+        'rule = ExpMAStopping(count, ) if stopping == "expma" else None',
+    ): (
+        H,
+        "the rule's default cap (1000, the package's and our max_steps) differs only when "
+        "max_steps exceeds 1000",
+    ),
     (
         "train_delays_data",
         'text = path.read_text(encoding="utf-8")',

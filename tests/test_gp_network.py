@@ -15,6 +15,7 @@ from causalbandits.estimators.gp_network import (
     NetworkAcquisition,
     NodeSpec,
     Optimism,
+    node_inputs,
     training_inputs,
 )
 
@@ -111,6 +112,21 @@ def test_training_inputs_normalise_parents_over_the_data() -> None:
     torch.testing.assert_close(inputs[1][:, 0], actions[:, 2])
     empty = training_inputs((NodeSpec((), ()),), actions, values)[0][0]
     assert torch.equal(empty, torch.zeros(5, 1, dtype=torch.float64))
+
+
+def test_the_scaler_maps_each_parent_onto_the_unit_interval_whatever_its_span() -> None:
+    """Spans below 1 are divided out like the others; a constant parent (span 0) maps to 0."""
+    values = torch.tensor([[0.1, 5.0, 2.0], [0.3, 5.0, 9.0], [0.2, 5.0, 4.0]], dtype=torch.float64)
+    scaled = MinMaxScaler.fit(values)(values)
+    torch.testing.assert_close(scaled[:, 0], torch.tensor([0.0, 1.0, 0.5], dtype=torch.float64))
+    assert torch.equal(scaled[:, 1], torch.zeros(3, dtype=torch.float64))
+    torch.testing.assert_close(scaled[:, 2], torch.tensor([0.0, 1.0, 2 / 7], dtype=torch.float64))
+
+
+def test_a_node_without_actions_or_parents_reads_one_zero_column_per_sample() -> None:
+    actions = torch.rand(4, 6, 3, dtype=torch.float64)  # (batch, samples, |A|)
+    inputs = node_inputs(NodeSpec((), ()), actions, None, None)
+    assert torch.equal(inputs, torch.zeros(4, 6, 1, dtype=torch.float64))
 
 
 def test_acquisition_maps_the_decision_to_actions_and_eta() -> None:

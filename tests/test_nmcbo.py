@@ -4,18 +4,29 @@ ask/tell contract on Dropwave."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
 from botorch.optim.stopping import ExpMAStoppingCriterion
+from scipy import stats
 
-from causalbandits.envs.bo_problems import dropwave
+from causalbandits.envs.bo_problems import alpine2, dropwave
 from causalbandits.envs.causal_bo import CausalBOProblem
 from causalbandits.envs.epidemic import SquaredErrorToTarget
-from causalbandits.estimators.gp_network import node_inputs
+from causalbandits.estimators.gp_network import NodeSpec, node_inputs
 from causalbandits.papers.excbo.comparison import METHODS, BOComparison
 from causalbandits.policies import POLICIES
-from causalbandits.policies.nmcbo import NMCBO, ExpMAStopping, concat, take
+from causalbandits.policies.nmcbo import (
+    LOW,
+    NMCBO,
+    ExpMAStopping,
+    HallucinationNets,
+    NMCBOOptions,
+    concat,
+    take,
+)
 
 SMALL = {"reinits": 6, "max_steps": 40, "batch_size": 8, "selection_samples": 64}
 
@@ -161,6 +172,72 @@ def test_proposals_are_valid_deterministic_and_warm_started() -> None:
     assert policy.chosen == []
 
 
+def test_a_proposal_draws_starts_noise_and_selection_in_turn_from_one_seeded_stream(
+    fitted: NMCBO,
+) -> None:
+    """``propose(seed)``: one generator seeded with ``seed`` gives, in this order, the random
+    initialisations, the SGD noise and the selection draws (three independent parts of one
+    stream); the warm starts join first and the best by the selection estimate is played."""
+    policy = copy.deepcopy(fitted)
+    options, hallucination = policy.options, policy.hallucination()
+    generator = torch.Generator().manual_seed(5)
+    initial = policy.nets.initial(options.reinits, generator)
+    noise = hallucination.noise(options.max_steps * options.batch_size, generator)
+    selection = hallucination.noise(options.selection_samples, generator)
+    steps = noise.reshape(options.max_steps, options.batch_size, policy.n_nodes)
+    start = concat([*policy.chosen, initial])
+    trained, _ = hallucination.train(start, steps, options.lr, options.stopping)
+    best = take(trained, [int(torch.argmax(hallucination.score(trained, selection)))])
+    np.testing.assert_array_equal(policy.propose(5), policy.nets.actions(best)[0].numpy())
+
+
+def test_initialisations_follow_the_documented_laws_and_their_seed() -> None:
+    """Actions and baselines: ``sigmoid`` of them uniform on ``[LOW, 1 - LOW]`` (the
+    package's); linear layers: PyTorch's ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``; the same
+    seed, the same draws. A fixed node (here the first) has no network, the others all."""
+    specs = [NodeSpec((0,), ()), NodeSpec((1,), (0,)), NodeSpec((), (1,))]
+    nets = HallucinationNets.for_specs(specs, 2, fixed=(0,))
+    assert nets.input_dims == (1, 2, 1)  # actions plus parents, at least 1
+    draws = nets.initial(20_000, torch.Generator().manual_seed(0))
+    assert {k for k in draws if k.startswith("baseline")} == {"baseline.1", "baseline.2"}
+    for name in ("action", "baseline.1", "baseline.2"):
+        u = torch.sigmoid(draws[name]).flatten().numpy()
+        assert LOW <= u.min() < 1.5 * LOW and 1 - 1.5 * LOW < u.max() <= 1 - LOW
+        assert stats.kstest(u, stats.uniform(LOW, 1 - 2 * LOW).cdf).pvalue > 1e-3
+    for name, fan_in in (("fc1.weight.1", 2), ("fc1.bias.1", 2), ("fc2.weight.2", 4)):
+        w, bound = draws[name].flatten().numpy(), fan_in**-0.5
+        assert np.abs(w).max() <= bound and np.abs(w).max() > 0.99 * bound
+        assert stats.kstest(w, stats.uniform(-bound, 2 * bound).cdf).pvalue > 1e-3
+    again = nets.initial(20_000, torch.Generator().manual_seed(0))
+    assert all(torch.equal(draws[k], again[k]) for k in draws)
+
+
+def test_every_node_network_takes_its_gp_inputs_on_alpine2() -> None:
+    """Alpine2's nodes have an action and a parent each: networks of input dimension 2 (the
+    first node 1), and a proposal runs through them."""
+    env = alpine2(sigma=0.05, horizon=9)
+    env.reset(0)
+    policy = NMCBO(env.problem, n_init=8, **SMALL)
+    assert policy.nets.input_dims == (1, 2, 2, 2, 2, 2)
+    policy.reset(1)
+    played(policy, env, 9)
+    assert np.all((policy.actions[-1] >= 0) & (policy.actions[-1] <= 1))
+
+
+def test_options_come_as_an_object_with_changes_on_top() -> None:
+    problem = dropwave(sigma=0.05, horizon=5).problem
+    options = NMCBOOptions(reinits=7, lr=0.01)
+    assert NMCBO(problem, options).options.reinits == 7
+    changed = NMCBO(problem, options, reinits=3).options
+    assert (changed.reinits, changed.lr, changed.batch_size) == (3, 0.01, 32)
+
+
+def test_training_refuses_an_unknown_stopping_rule(fitted: NMCBO) -> None:
+    params, noise = start(fitted, 2)
+    with pytest.raises(ValueError, match=r"^stopping must be one of \('expma', 'fixed'\)"):
+        fitted.hallucination().train(params, noise, stopping="never")
+
+
 def test_warm_starts_join_the_random_initialisations(fitted: NMCBO) -> None:
     params, _ = start(fitted, 3)
     both = concat([take(params, [2]), take(params, [0, 1])])
@@ -187,7 +264,7 @@ def test_bad_input_is_refused() -> None:
         ({"stopping": "never"}, "stopping"),
         ({"n_init": 0}, "n_init"),
     ]:
-        with pytest.raises(ValueError, match=match):
+        with pytest.raises(ValueError, match=f"^{match} must be"):
             NMCBO(problem, **options)
 
 

@@ -162,7 +162,7 @@ def test_linsem_ucb_radius_is_the_oful_radius():
 
 def _fresh(policy_class, env, **options):
     """A reset policy; greedy propagation (eq. 18 as pinned here) unless ``solver`` says."""
-    policy = policy_class(env.problem, **{"solver": "greedy", **options})
+    policy = policy_class(env.problem, **{"solver": "greedy", "radius": "theory", **options})
     policy.reset(np.random.SeedSequence(0).spawn(2))
     return policy
 

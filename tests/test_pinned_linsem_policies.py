@@ -25,7 +25,7 @@ def greedy_ucb(policy, beta: float) -> np.ndarray:
 def test_ucb_after_k_updates_uses_the_radius_at_k_plus_1(policy_class):
     """Round ``t + 1`` after ``t`` updates: ``UCB = propagate(theta_hat, M, scale beta(t+1))``."""
     env = small_environment()
-    policy = policy_class(env.problem, beta_scale=0.5, solver="greedy")
+    policy = policy_class(env.problem, beta_scale=0.5, solver="greedy", radius="theory")
     _run(env, policy, 7, 2)
     assert policy.t == 7
     expected = greedy_ucb(policy, 0.5 * policy.beta(8))
@@ -72,7 +72,7 @@ def test_bca_solver_is_block_coordinate_ascent_and_beats_greedy_on_learnt_column
     maximises mu_1 while the ascent lowers it, so the two UCBs differ; ``sweeps`` reaches
     the solver and ``sweeps = 0`` is the greedy start."""
     env = small_environment()
-    policy = LinSEMUCB(env.problem, solver="bca", beta_scale=0.3)
+    policy = LinSEMUCB(env.problem, solver="bca", beta_scale=0.3, radius="theory")
     _run(env, policy, 60, 2)
     beta = 0.3 * policy.beta(61)
     ridge = policy.ridge

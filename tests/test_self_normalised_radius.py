@@ -12,8 +12,10 @@ from causalbandits.envs.actions import ActionSet
 from causalbandits.envs.linear_bandit import LinearSEMBandit
 from causalbandits.envs.mixed_sign import mixed_sign_bandit
 from causalbandits.envs.robust_lcb import make_environment
+from causalbandits.experiments.recorders import BoundCoverage
+from causalbandits.experiments.simulate import simulate
 from causalbandits.graphs.dag import CausalDAG
-from causalbandits.policies import LinSEMUCB, RobustLCB
+from causalbandits.policies import LinSEMUCB, RandomPolicy, RobustLCB
 from causalbandits.scm.linear import LinearSEM
 from causalbandits.scm.noise import GaussianNoise
 
@@ -96,3 +98,24 @@ def test_the_self_normalised_upper_bounds_cover_every_arms_mean():
     policy = played(LinSEMUCB(env.problem), env, 300, 4)
     assert policy.radius == "self-normalised"
     assert np.all(policy.upper_confidence_bounds() >= env.expected_rewards[None] - 1e-9)
+
+
+def test_the_coverage_recorder_counts_the_rounds_whose_bounds_cover_the_true_means():
+    """The default bounds cover every arm in every round; the plug-in means (radius 0) fall
+    below some arm's true mean in most rounds; a policy without bounds is refused."""
+    shares = {}
+    for scale in (1.0, 0.0):
+        env = chain(1.0, horizon=200)
+        policy = LinSEMUCB(env.problem, beta_scale=scale)
+        policy.reset(np.random.SeedSequence(6).spawn(env.replicates))
+        out = simulate(env, policy, np.array([100, 200]), [BoundCoverage()])
+        assert out["covers_best"].shape == out["covers_all"].shape == (2, env.replicates)
+        assert np.all(out["covers_all"] <= out["covers_best"])
+        shares[scale] = out["covers_all"]
+    assert np.all(shares[1.0] == 1.0)
+    assert shares[0.0].mean() < 0.5
+    env = chain(1.0, horizon=10)
+    random_play = RandomPolicy(env.problem)
+    random_play.reset(np.random.SeedSequence(0).spawn(env.replicates))
+    with pytest.raises(ValueError, match="RandomPolicy states no upper confidence bounds"):
+        simulate(env, random_play, 5, [BoundCoverage()])

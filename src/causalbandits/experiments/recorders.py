@@ -327,6 +327,33 @@ class Elapsed(Recorder):
         self.values["elapsed"][k] = time.perf_counter() - self._start
 
 
+class BoundCoverage(Recorder):
+    """``covers_best`` and ``covers_all``: the share of rounds ``1..t`` in which the policy's
+    upper confidence bound of the best arm, and of every arm, is at least that arm's true mean
+    (the optimism an upper-confidence policy's regret bound rests on). Needs a policy with
+    ``upper_confidence_bounds()`` ``(R, A)`` and an environment with ``expected_rewards``
+    ``(A,)``; it computes the bounds once more per round."""
+
+    columns = ("covers_best", "covers_all")
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        if not hasattr(policy, "upper_confidence_bounds"):
+            raise ValueError(f"{type(policy).__name__} states no upper confidence bounds")
+        super().start(env, policy, rounds, replicates)
+        self._best = np.zeros(replicates)
+        self._all = np.zeros(replicates)
+
+    def on_action(self, t: int, actions: np.ndarray, oracle: RoundOracle) -> None:
+        means = np.asarray(self.env.expected_rewards)
+        covered = self.policy.upper_confidence_bounds() >= means - 1e-9 * np.abs(means)
+        self._best += covered[:, int(np.argmax(means))]
+        self._all += covered.all(axis=1)
+
+    def on_checkpoint(self, k: int, t: int) -> None:
+        np.divide(self._best, t, out=self.values["covers_best"][k])
+        np.divide(self._all, t, out=self.values["covers_all"][k])
+
+
 def default_recorders() -> list[Recorder]:
     """The metrics of every bandit run: cumulative regret and the optimal share."""
     return [CumulativeRegret(), OptimalShare()]
@@ -340,4 +367,5 @@ RECORDERS: dict[str, Callable[[Any], Recorder]] = {
     "lock-ins": lambda env: LockIns(-(-int(getattr(env, "delay", 0)) // 2)),
     "current": lambda env: CurrentAction(),
     "elapsed": lambda env: Elapsed(),
+    "coverage": lambda env: BoundCoverage(),
 }
