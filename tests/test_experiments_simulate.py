@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -221,3 +222,13 @@ def test_compare_records_wall_time_and_every_action() -> None:
         regret = (env.optimal_value - env.expected_rewards[actions]).sum(axis=0)
         final = group[group["t"] == 300].sort_values("replicate")["cum_regret"]
         np.testing.assert_allclose(final.to_numpy(), regret, rtol=1e-9)
+
+
+def test_compare_shows_progress_on_request_and_not_off_a_terminal(capsys) -> None:
+    env = make_environment(horizon=50, deviation_budget=0)
+    quiet = compare(env, {"UCB": UCB1}, replicates=2, checkpoints=5)
+    assert capsys.readouterr().err == ""  # pytest's stderr is no terminal
+    shown = compare(env, {"UCB": UCB1}, replicates=2, checkpoints=5, progress=True)
+    err = capsys.readouterr().err
+    assert "UCB" in err and "0/50" in err  # the bar over the 50 rounds
+    pd.testing.assert_frame_equal(quiet.drop(columns="elapsed"), shown.drop(columns="elapsed"))

@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 
 class RoundOracle:
@@ -352,6 +353,24 @@ class BoundCoverage(Recorder):
     def on_checkpoint(self, k: int, t: int) -> None:
         np.divide(self._best, t, out=self.values["covers_best"][k])
         np.divide(self._all, t, out=self.values["covers_all"][k])
+
+
+class ProgressBar(Recorder):
+    """A progress bar over the rounds of one run (tqdm, on standard error; no columns)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
+        super().start(env, policy, rounds, replicates)
+        self._bar = tqdm(total=int(rounds[-1]), desc=self.label, unit="round", leave=False)
+
+    def after_update(self, t: int, actions: np.ndarray) -> None:
+        self._bar.update()
+
+    def result(self) -> dict[str, np.ndarray]:
+        self._bar.close()
+        return {}
 
 
 def default_recorders() -> list[Recorder]:

@@ -3,6 +3,7 @@ results table and :func:`compare`, the quickest way to put policies side by side
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ import pandas as pd
 from causalbandits.experiments.recorders import (
     ActionLog,
     Elapsed,
+    ProgressBar,
     Recorder,
     RoundOracle,
     default_recorders,
@@ -114,22 +116,26 @@ def compare(
     replicates: int,
     seed: int = 0,
     checkpoints: int = 100,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Run every policy on ``env`` with the same noise (common random numbers).
 
     ``policies`` maps labels to constructors taking the environment's ``problem``. Returns
     the long results table (setting 0), ready for :func:`~causalbandits.experiments.plots`,
     with the wall seconds of each policy's run so far in ``elapsed``; every action played,
-    ``(T, R, ...)`` per label, is in ``table.attrs["actions"]``.
+    ``(T, R, ...)`` per label, is in ``table.attrs["actions"]``. ``progress``: a bar over the
+    rounds of each policy on standard error (default: when it is a terminal).
     """
     frames, actions = [], {}
     reps = range(replicates)
+    show = sys.stderr.isatty() if progress is None else progress
     for label, make_policy in policies.items():
         env.reset(replicate_seeds(seed, 0, reps, Stream.NOISE))
         policy = make_policy(env.problem)
         policy.reset(replicate_seeds(seed, 0, reps, policy_stream(label)))
         log = ActionLog()
-        result = simulate(env, policy, checkpoints, [*default_recorders(), Elapsed(), log])
+        recorders = [*default_recorders(), Elapsed(), log, *([ProgressBar(label)] if show else [])]
+        result = simulate(env, policy, checkpoints, recorders)
         frames.append(results_frame(result, label, reps, setting=0))
         actions[label] = log.stacked()
     table = pd.concat(frames, ignore_index=True)
