@@ -24,6 +24,7 @@ from causalbandits.policies.nmcbo import (
     ExpMAStopping,
     HallucinationNets,
     NMCBOOptions,
+    NoisyHallucination,
     concat,
     take,
 )
@@ -173,7 +174,7 @@ def test_proposals_are_valid_deterministic_and_warm_started() -> None:
 
 
 def test_a_proposal_draws_starts_noise_and_selection_in_turn_from_one_seeded_stream(
-    fitted: NMCBO,
+    fitted: NMCBO, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``propose(seed)``: one generator seeded with ``seed`` gives, in this order, the random
     initialisations, the SGD noise and the selection draws (three independent parts of one
@@ -188,7 +189,16 @@ def test_a_proposal_draws_starts_noise_and_selection_in_turn_from_one_seeded_str
     start = concat([*policy.chosen, initial])
     trained, _ = hallucination.train(start, steps, options.lr, options.stopping)
     best = take(trained, [int(torch.argmax(hallucination.score(trained, selection)))])
+    scored = []
+    score = NoisyHallucination.score
+
+    def spy(self, params, noise, max_points=2**14):
+        scored.append(noise)
+        return score(self, params, noise, max_points)
+
+    monkeypatch.setattr(NoisyHallucination, "score", spy)
     np.testing.assert_array_equal(policy.propose(5), policy.nets.actions(best)[0].numpy())
+    assert torch.equal(scored[-1], selection)  # the selection estimate's own draws
 
 
 def test_initialisations_follow_the_documented_laws_and_their_seed() -> None:
