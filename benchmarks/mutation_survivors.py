@@ -277,6 +277,34 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
     ("linsem", "sweeps: int = 2,"): (H, SWEEPS),
     (
         "linsem",
+        "def __init__(self, problem: LinearSEMProblem, mode_parents: bool = False) -> None:",
+    ): (
+        E,
+        "every subclass passes mode_parents explicitly: the base's default is never read",
+    ),
+    ("linsem", "super().__init__(problem, mode_parents)"): (
+        E,
+        "None and the omitted default (False) are falsy like the False LinSEM-UCB passes",
+    ),
+    ("linsem", "self.plan = PropagationPlan.build(problem.dag, self.masks, problem.reward_node)"): (
+        E,
+        "without the reward node the plan holds every non-root node instead of the reward's "
+        "ancestors: the same bounds and draws at the reward, more work",
+    ),
+    ("linsem", "self.parent_mask = np.repeat(union[:, :, None, :], 2, axis=2)"): (E, PADDING),
+    ("linsem", "self.d = np.maximum([g.max_in_degree for g in graphs], 1)"): (
+        H,
+        "d enters only the paper's radius, which is used on the paper's non-negative model; "
+        "no run uses it on stacked systems of different graphs",
+    ),
+    (
+        "linsem",
+        "self.parent_mask = np.swapaxes(per_mode.reshape(-1, *per_mode.shape[-3:]), 1, 2)",
+    ): (E, NEGATIVE_RESHAPE),
+    ("linsem", "x = x.reshape(slots.size, -1)"): (E, NEGATIVE_RESHAPE),
+    ("linsem", "for seed, graph in zip(seeds, graphs, strict=True):"): (E, STRICT_ZIP),
+    (
+        "linsem",
         "return np.minimum(1.0, 1.0 / np.maximum(bonus, 1e-300)) / self.deviation_budget",
     ): (E, "for bonus < 1 both sides give min(1, .) = 1; for bonus >= 1 they are identical"),
     ("linsem", "self.variance * 0.5 * (gram_inv + np.swapaxes(gram_inv, -1, -2))"): (

@@ -5,6 +5,8 @@ the paper's unit-noise radius does not."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -15,7 +17,7 @@ from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.experiments.recorders import BoundCoverage
 from causalbandits.experiments.simulate import simulate
 from causalbandits.graphs.dag import CausalDAG
-from causalbandits.policies import LinSEMUCB, RandomPolicy, RobustLCB
+from causalbandits.policies import LinSEMTS, LinSEMUCB, RandomPolicy, RobustLCB
 from causalbandits.scm.linear import LinearSEM
 from causalbandits.scm.noise import GaussianNoise
 
@@ -59,9 +61,12 @@ def test_the_default_radius_is_the_papers_on_the_papers_model_and_self_normalise
     assert LinSEMUCB(make_environment(100, deviation_budget=2.0).problem).radius == "theory"
     assert LinSEMUCB(mixed_sign_bandit(100, 0).problem).radius == "self-normalised"
     assert RobustLCB(mixed_sign_bandit(100, 0).problem).radius == "theory"  # Lemma 1's
-    with pytest.raises(ValueError, match="unknown radius 'self-normalised'"):
+    with pytest.raises(
+        ValueError, match=r"unknown radius 'self-normalised'; .* \('auto', 'theory'\)$"
+    ):
         RobustLCB(mixed_sign_bandit(100, 0).problem, radius="self-normalised")
-    with pytest.raises(ValueError, match="unknown radius 'wide'"):
+    choices = r"\('auto', 'theory', 'self-normalised'\)"
+    with pytest.raises(ValueError, match=f"^unknown radius 'wide'; choose from {choices}$"):
         LinSEMUCB(mixed_sign_bandit(100, 0).problem, radius="wide")
 
 
@@ -119,3 +124,37 @@ def test_the_coverage_recorder_counts_the_rounds_whose_bounds_cover_the_true_mea
     random_play.reset(np.random.SeedSequence(0).spawn(env.replicates))
     with pytest.raises(ValueError, match="RandomPolicy states no upper confidence bounds"):
         simulate(env, random_play, 5, [BoundCoverage()])
+
+
+@pytest.mark.parametrize("told", [True, False])
+def test_the_upper_bound_of_one_learned_node_is_its_closed_form(told):
+    """Root ``X0`` (mean 1.5, std 0.5), reward ``X1 = b_m X0 + eps`` (std 0.5) in mode ``m``:
+    ``UCB = nu_1 + theta_m nu_0 + r_m |nu_0| sqrt(V_m^{-1})`` with ``r_m = 1 + sigma_1
+    sqrt(2 log(1/delta) + log det V_m)``, ``sigma_1`` the told std (0.5) or, untold, 1."""
+    adjacency = np.array([[False, True], [False, False]])
+    noise = GaussianNoise(np.array([1.5, -0.2]), np.array([0.5, 0.5]))
+    sem = LinearSEM(CausalDAG(adjacency), 0.8 * adjacency, -0.6 * adjacency, noise)
+    env = LinearSEMBandit(sem, 100, ActionSet.subsets(2, [1]), reward_node=1)
+    env.reset(2, 3)
+    problem = env.problem if told else dataclasses.replace(env.problem, noise_variance=None)
+    policy = played(LinSEMUCB(problem), env, 40, 7)
+    assert policy.radius == "self-normalised"
+    theta, inverse = policy.ridge.theta[:, 0, :, 0], policy.ridge.gram_inv[:, 0, :, 0, 0]
+    log_det = np.log(1 + 0 * inverse) - np.log(inverse)  # one dimension: det V = 1 / V^-1
+    sigma = 0.5 if told else 1.0
+    radius = 1 + sigma * np.sqrt(2 * np.log(1 / policy.delta) + log_det)
+    modes = policy.masks[:, 1].astype(int)  # arm 0 observational, arm 1 intervened
+    expected = -0.2 + 1.5 * theta[:, modes] + radius[:, modes] * 1.5 * np.sqrt(inverse[:, modes])
+    np.testing.assert_allclose(policy.upper_confidence_bounds(), expected, rtol=1e-12)
+
+
+def test_linsem_ts_draws_every_nodes_columns_from_its_own_normals():
+    """LinSEM-TS's standard normals of two nodes are never copies of each other."""
+    env = chain(1.0)
+    policy = LinSEMTS(env.problem)
+    policy.reset(np.random.SeedSequence(1).spawn(env.replicates))
+    z = policy.standard_normals()
+    first = z[:, :, :, 0]  # every non-root node has a first parent
+    for a in range(first.shape[1]):
+        for b in range(a):
+            assert not np.allclose(first[:, a], first[:, b])

@@ -137,7 +137,7 @@ class LinSEMUCB(_LinearSEMLearner):
         if solver not in (*self.SOLVERS, "auto"):
             raise ValueError(f"unknown solver {solver!r}; choose from {('auto', *self.SOLVERS)}")
         if solver == "auto":
-            solver = "greedy" if getattr(problem, "nonnegative", False) else "interval"
+            solver = "greedy" if problem.nonnegative else "interval"
         if solver == "bca" and ball:
             raise ValueError(
                 "the unit-ball cap is available with the greedy and interval solvers only"
@@ -162,7 +162,7 @@ class LinSEMUCB(_LinearSEMLearner):
     def default_radius(problem: LinearSEMProblem) -> str:
         """``radius="auto"``: the paper's on the paper's non-negative model, else the
         self-normalised one."""
-        return "theory" if getattr(problem, "nonnegative", False) else "self-normalised"
+        return "theory" if problem.nonnegative else "self-normalised"
 
     def slot_radii(self) -> np.ndarray:
         """Abbasi-Yadkori et al. (2011, Thm 2) per (replicate, node, mode), ``(R, n, 2)``:
@@ -171,7 +171,7 @@ class LinSEMUCB(_LinearSEMLearner):
         deviation when the problem states it (Gaussian noise is ``sigma_i``-sub-Gaussian),
         else 1. ``log det V <= d log(1 + m^2 t / d)``: never wider than :meth:`beta` when
         ``sigma_i <= 1``, and much narrower where the features are far below ``m``."""
-        variance = getattr(self.problem, "noise_variance", None)
+        variance = self.problem.noise_variance
         nodes = self.plan.nodes
         scale = np.ones(nodes.size) if variance is None else np.sqrt(variance[nodes])
         bits = 2 * np.log(1 / self.delta) + self.ridge.log_det_gram
@@ -259,7 +259,7 @@ class LinSEMTS(_LinearSEMLearner):
         self, problem: LinearSEMProblem, variance: float = 1.0, mode_parents: bool | None = None
     ) -> None:
         if mode_parents is None:
-            mode_parents = getattr(problem, "mode_parents", None) is not None
+            mode_parents = problem.mode_parents is not None
         super().__init__(problem, mode_parents)
         if not variance > 0 or not np.isfinite(variance):
             raise ValueError(f"variance must be finite and positive, got {variance}")
