@@ -188,3 +188,14 @@ def test_the_default_solver_follows_the_sign_assumption_of_the_problem() -> None
     choices = r"\('auto', 'greedy', 'interval', 'bca'\)"
     with pytest.raises(ValueError, match=f"^unknown solver 'exact'; choose from {choices}$"):
         LinSEMUCB(paper, solver="exact")
+
+
+def test_the_unit_ball_cap_applies_to_the_interval_bound():
+    """``ball=True`` caps every support value by ``||u||`` (eq. 14-15): never above the
+    uncapped bound, below it somewhere, and the value of :func:`propagate_bounds` with it."""
+    policy = fitted_learner(12, 1, 80)
+    uncapped = policy.upper_confidence_bounds()
+    policy.ball = True
+    capped = policy.upper_confidence_bounds()
+    assert capped == pytest.approx(bounds(policy, ball=True)[1], rel=1e-12)
+    assert np.all(capped <= uncapped + 1e-12) and np.any(capped < uncapped - 1e-6)

@@ -12,6 +12,7 @@ import pytest
 
 from causalbandits.envs.actions import ActionSet
 from causalbandits.envs.linear_bandit import LinearSEMBandit
+from causalbandits.envs.linear_instances import LinearSEMInstances
 from causalbandits.envs.mixed_sign import mixed_sign_bandit
 from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.experiments.recorders import BoundCoverage
@@ -43,13 +44,16 @@ def played(policy: LinSEMUCB, env: LinearSEMBandit, rounds: int, seed: int) -> L
     return policy
 
 
-def chain(std: float, horizon: int = 400) -> LinearSEMBandit:
-    """A 6-node chain-with-shortcuts SEM of both signs, every noise std ``std``."""
+def chain(std: float, horizon: int = 400, cut: bool = False) -> LinearSEMBandit:
+    """A 6-node chain-with-shortcuts SEM of both signs, every noise std ``std``; ``cut``:
+    intervening on node 1 removes its edge from node 0."""
     adjacency = np.triu(np.ones((6, 6), dtype=bool), k=1) & ~np.eye(6, k=3, dtype=bool)
     rng = np.random.default_rng(11)
     signs = np.where(rng.random((6, 6)) < 0.4, -1.0, 1.0)
     weights = adjacency * signs * rng.uniform(0.2, 0.5, (6, 6))
     intervention = adjacency * signs.T * rng.uniform(0.2, 0.5, (6, 6))
+    if cut:
+        intervention[0, 1] = 0.0
     noise = GaussianNoise(np.linspace(-1.0, 1.0, 6), np.full(6, std))
     sem = LinearSEM(CausalDAG(adjacency), weights, intervention, noise)
     env = LinearSEMBandit(sem, horizon, ActionSet.subsets(6, [1, 2, 5]), reward_node=5)
@@ -158,3 +162,29 @@ def test_linsem_ts_draws_every_nodes_columns_from_its_own_normals():
     for a in range(first.shape[1]):
         for b in range(a):
             assert not np.allclose(first[:, a], first[:, b])
+
+
+def test_linsem_ts_ignores_the_draws_of_parents_a_mode_does_not_have(monkeypatch):
+    """Node 1's interventional mode has no parent 0: huge normals in that slot (and in every
+    padding slot) change no action, since each mode regresses on its own parents only."""
+    env = chain(1.0, cut=True)
+    policy = played(LinSEMTS(env.problem), env, 50, 8)
+    shape = (env.replicates, *policy.parent_mask.shape[1:])
+    absent = np.broadcast_to(policy.parent_mask == 0, shape)
+    assert absent[:, 0, 1].any()  # node 1, mode 1: parent 0 is absent
+    monkeypatch.setattr(policy, "standard_normals", lambda: np.where(absent, 1e6, 0.0))
+    with_huge = policy.select()
+    monkeypatch.setattr(policy, "standard_normals", lambda: np.zeros(shape))
+    np.testing.assert_array_equal(with_huge, policy.select())
+
+
+def test_linsem_ts_on_stacked_systems_draws_finite_distinct_normals_per_node():
+    systems = [chain(1.0, cut=cut) for cut in (False, True)]
+    stacked = LinearSEMInstances(systems)
+    policy = LinSEMTS(stacked.problem)
+    policy.reset(np.random.SeedSequence(2).spawn(2))
+    z = policy.standard_normals()[:, :, :, 0]
+    assert np.all(np.isfinite(z))
+    for a in range(z.shape[1]):
+        for b in range(a):
+            assert not np.allclose(z[:, a], z[:, b])

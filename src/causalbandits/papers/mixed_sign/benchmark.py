@@ -45,8 +45,8 @@ INSTANCES, QUICK_INSTANCES = 4, 2
 SEED = 14
 
 #: The scale of the paper's LinSEM-UCB radius with the lowest mean regret on the tuning
-#: networks 100-103 (``mixed-sign-networks-radius-tuning``, T = 2000, 3 replicates: 344 / 55 /
-#: 27 / 52 at scales 1 / 0.3 / 0.1 / 0.03, UCB1 538), never tuned on the test networks.
+#: networks 100-103 (``mixed-sign-networks-radius-tuning``, T = 2000, 3 replicates: 348 / 51 /
+#: 29 / 448 at scales 1 / 0.3 / 0.1 / 0.03, UCB1 538), never tuned on the test networks.
 RADIUS_SCALE = 0.1
 #: The tuned variant: the paper's radius times :data:`RADIUS_SCALE` (no longer valid).
 TUNED = f"LinSEM-UCB (paper radius x {RADIUS_SCALE})"
