@@ -181,6 +181,7 @@ def test_a_proposal_draws_starts_noise_and_selection_in_turn_from_one_seeded_str
     stream); the warm starts join first and the best by the selection estimate is played."""
     policy = copy.deepcopy(fitted)
     options, hallucination = policy.options, policy.hallucination()
+    monkeypatch.setattr(policy, "hallucination", lambda: hallucination)  # fitted once
     generator = torch.Generator().manual_seed(5)
     initial = policy.nets.initial(options.reinits, generator)
     noise = hallucination.noise(options.max_steps * options.batch_size, generator)
@@ -242,10 +243,12 @@ def test_options_come_as_an_object_with_changes_on_top() -> None:
     assert (changed.reinits, changed.lr, changed.batch_size) == (3, 0.01, 32)
 
 
-def test_training_refuses_an_unknown_stopping_rule(fitted: NMCBO) -> None:
-    params, noise = start(fitted, 2)
+def test_training_refuses_an_unknown_stopping_rule() -> None:
+    """The check comes first: no network, nets or objective is needed to reach it."""
+    unfitted = NoisyHallucination(network=None, nets=None, objective=None, beta=1.0)
+    params, noise = {"action": torch.zeros(2, 2)}, torch.zeros(3, 2, 2)
     with pytest.raises(ValueError, match=r"^stopping must be one of \('expma', 'fixed'\)"):
-        fitted.hallucination().train(params, noise, stopping="never")
+        unfitted.train(params, noise, stopping="never")
 
 
 def test_warm_starts_join_the_random_initialisations(fitted: NMCBO) -> None:
