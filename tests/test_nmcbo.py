@@ -5,6 +5,7 @@ ask/tell contract on Dropwave."""
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -42,12 +43,16 @@ def played(policy, env, rounds: int):
 
 @pytest.fixture(scope="module")
 def fitted() -> NMCBO:
-    """NMCBO after a design of 10 random actions on Dropwave (sigma 0.05)."""
+    """NMCBO after a design of 10 random actions on Dropwave (sigma 0.05); its hallucination
+    (the node GPs fitted to that data, deterministic) is fitted once for all the tests."""
     env = dropwave(sigma=0.05, horizon=10)
     env.reset(0)
     policy = NMCBO(env.problem, n_init=10, **SMALL)
     policy.reset(3)
-    return played(policy, env, 10)
+    played(policy, env, 10)
+    hallucination = policy.hallucination()
+    policy.hallucination = lambda: hallucination
+    return policy
 
 
 def start(policy: NMCBO, count: int, seed: int = 0):
@@ -180,8 +185,8 @@ def test_a_proposal_draws_starts_noise_and_selection_in_turn_from_one_seeded_str
     initialisations, the SGD noise and the selection draws (three independent parts of one
     stream); the warm starts join first and the best by the selection estimate is played."""
     policy = copy.deepcopy(fitted)
-    options, hallucination = policy.options, policy.hallucination()
-    monkeypatch.setattr(policy, "hallucination", lambda: hallucination)  # fitted once
+    policy.options = replace(policy.options, reinits=3, max_steps=10, selection_samples=16)
+    options, hallucination = policy.options, policy.hallucination()  # fitted once
     generator = torch.Generator().manual_seed(5)
     initial = policy.nets.initial(options.reinits, generator)
     noise = hallucination.noise(options.max_steps * options.batch_size, generator)
