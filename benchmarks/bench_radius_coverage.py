@@ -21,10 +21,10 @@ import platform
 import tempfile
 from pathlib import Path
 
+from causalbandits.bench.mixed_sign import RADIUS_SCALE, MixedSignExperiment, networks
 from causalbandits.experiments.evidence import PairedComparison
 from causalbandits.experiments.report import mean_pm
 from causalbandits.experiments.spec import AlgorithmSpec
-from causalbandits.papers.mixed_sign.benchmark import RADIUS_SCALE, MixedSignExperiment, networks
 
 LEARNERS = (
     AlgorithmSpec("LinSEM-UCB (default: self-normalised)", "linsem-ucb"),

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from causalbandits.experiments.leaderboard import (
+from causalbandits.bench.leaderboard import (
     Leaderboard,
     bootstrap_means,
     normalised_regret,
@@ -114,6 +114,22 @@ def test_performance_profile_of_known_ratios() -> None:
     np.testing.assert_allclose(profile.loc["b"], [0.5, 0.75, 1.0, 1.0])
     with pytest.raises(ValueError, match=">= 1"):
         performance_profile(results(scores), [0.5])
+
+
+def test_profile_counts_only_the_instances_a_policy_ran_and_failures_never() -> None:
+    # c ran only on instances 0 and 1 (not compatible with 2, 3); d failed on every instance.
+    scores = {
+        "a": np.array([[0.1], [0.2], [0.4], [0.0]]),
+        "b": np.array([[0.2], [0.3], [0.1], [0.0]]),
+    }
+    df = results(scores)
+    partial = results({"c": np.array([[0.05], [0.4]])})
+    failed = results({"d": np.full((4, 1), np.inf)})
+    profile = performance_profile(pd.concat([df, partial, failed]), [1.0, 2.0, 8.0])
+    # best per instance: 0.05 (c), 0.2 (a), 0.1 (b), 0 (a, b)
+    np.testing.assert_allclose(profile.loc["c"], [0.5, 1.0, 1.0])  # of its 2; 0.4 = 2 x 0.2
+    np.testing.assert_allclose(profile.loc["a"], [0.5, 0.75, 1.0])  # 0.1 = 2 x 0.05; 0.4 = 4 x 0.1
+    np.testing.assert_allclose(profile.loc["d"], [0.0, 0.0, 0.0])
 
 
 def test_unbalanced_or_incomplete_results_are_refused() -> None:

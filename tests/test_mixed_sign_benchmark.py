@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from causalbandits.bench.mixed_sign import TUNED, build_report, networks
 from causalbandits.papers.catalogue import load_experiment
-from causalbandits.papers.mixed_sign.benchmark import TUNED, build_report, networks
 
 
 def test_the_benchmark_is_in_the_catalogue_and_its_spec_builds():

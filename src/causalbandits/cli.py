@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from causalbandits.bench.families import SUITES
 from causalbandits.experiments.plots import standard_plots
 from causalbandits.experiments.protocol import Experiment, SpecExperiment
 from causalbandits.experiments.report import collecting_claims
@@ -200,6 +201,29 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from causalbandits.bench.report import write_outputs
+    from causalbandits.bench.suite import run_bench
+
+    sys.path.insert(0, str(Path.cwd()))  # a user's "module:Class" from the current folder
+    out_dir = Path(args.out or Path("bench-results") / args.suite)
+    families = args.families.split(",") if args.families else None
+    bench = run_bench(
+        args.policies,
+        args.suite,
+        out_dir,
+        families,
+        jobs=args.jobs,
+        backend=args.backend,
+        progress=not args.no_progress,
+        allow_code_change=args.allow_code_change,
+    )
+    paths = write_outputs(bench, out_dir)
+    print((out_dir / "report.md").read_text(encoding="utf-8"))
+    _print_paths(paths)
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     width = max(map(len, EXPERIMENTS), default=0)
     for name in sorted(EXPERIMENTS):
@@ -247,6 +271,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--data", help="the data the results were computed from (checked against the manifest)"
     )
     plot.set_defaults(handler=_plot)
+
+    bench = commands.add_parser(
+        "bench", help="run policies on every compatible benchmark family, with a leaderboard"
+    )
+    bench.add_argument(
+        "policies", nargs="*", help="registry names or 'module:Class' (none: the built-ins)"
+    )
+    bench.add_argument("--suite", choices=SUITES, default="standard")
+    bench.add_argument("--families", help="comma-separated family names (default: all)")
+    _add_run_options(bench)
+    bench.set_defaults(handler=_bench)
 
     listing = commands.add_parser("list", help="list the paper experiments")
     listing.set_defaults(handler=_list)

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
+from causalbandits.bench import mixed_sign
 from causalbandits.experiments.extras import MissingExtraError
 from causalbandits.experiments.protocol import Experiment
-from causalbandits.papers import csl_ucb, excbo, mixed_sign, ndc_sem, robust_lcb, ssem_ucb
+from causalbandits.papers import csl_ucb, excbo, ndc_sem, robust_lcb, ssem_ucb
 
 Preset = Callable[[bool], Experiment]
 

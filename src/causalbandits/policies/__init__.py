@@ -10,7 +10,7 @@ from causalbandits.policies.mets import METS
 from causalbandits.policies.ndc_sem import NDCSEM, SEMUCB
 from causalbandits.policies.oracle import Oracle
 from causalbandits.policies.q_search import SSEMUCBQSearch
-from causalbandits.policies.random_policy import RandomPolicy
+from causalbandits.policies.random_policy import RandomPolicy, RandomSearch
 from causalbandits.policies.registry import Registry
 from causalbandits.policies.semibandit import CTS, CUCB, RandomSuperArm
 from causalbandits.policies.sgb import SGB
@@ -34,6 +34,7 @@ POLICIES = Registry(
         "golem-mab": GolemMAB,
         "golem-mab-cd": GolemMABCD,
         "random": RandomPolicy,
+        "random-search": RandomSearch,
         "ndc-sem": NDCSEM,
         "sem-ucb": SEMUCB,
         "cucb": CUCB,
@@ -75,6 +76,7 @@ __all__ = [
     "LinSEMUCB",
     "Policy",
     "RandomPolicy",
+    "RandomSearch",
     "RobustLCB",
     "SGB",
     "SSEMUCB",

@@ -109,6 +109,9 @@ class SequentialOptimizer(ABC):
         its defaults); :attr:`n_init` is the design's size resolved for the problem.
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"continuous"})
+
     def __init__(self, problem: CausalBOProblem, budget: Budget | None = None) -> None:
         budget = Budget() if budget is None else budget
         self.problem = problem

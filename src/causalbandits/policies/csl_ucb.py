@@ -270,6 +270,9 @@ class CSLUCB:
         their unit variance differs from the variances the problem tells.
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"interventions"})
+
     def __init__(
         self, problem: LinearSEMProblem, preset: str = DEFAULT_PRESET, **overrides
     ) -> None:

@@ -207,6 +207,9 @@ class FTRLHybrid:
     hybrid: ``gamma_h``; ``None`` chooses it by :func:`hybrid_weight`.
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"super-arms", "delayed-super-arms", "separable-super-arms"})
+
     def __init__(
         self,
         problem: object,

@@ -100,6 +100,9 @@ class GolemMAB:
     ``detections`` lists of ``(replicate, round)``.
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"interventions"})
+
     #: Whether the whole-graph change detector runs (GOLEM-MAB-CD).
     change_detection = False
 

@@ -126,6 +126,9 @@ class IGPUCB:
     :attr:`B`, :attr:`lam` and :attr:`R` hold the constants resolved for the problem.
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"separable-super-arms"})
+
     def __init__(self, problem: Any, options: IGPUCBOptions | None = None, **changes: Any) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         self.horizon = int(problem.horizon)

@@ -37,6 +37,10 @@ from causalbandits.random import SubStream, derive, normal_stream, random_argmax
 class _LinearSEMLearner:
     """Shared state: the per-(node, mode) regressions and the action masks."""
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"interventions"})
+    NEEDS = frozenset({"graph"})
+
     #: Maps the weighted exploration bonus to sample weights; ``None``: unit weights.
     weight_rule = None
 

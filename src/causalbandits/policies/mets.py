@@ -87,6 +87,9 @@ class METS:
         mean_range=(0.2, 0.8))``).
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"separable-super-arms"})
+
     def __init__(self, problem: Any, options: METSOptions | None = None, **changes: Any) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         if not 1 <= self.super_arm_size <= self.n_arms:

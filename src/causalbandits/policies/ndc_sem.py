@@ -161,6 +161,9 @@ class SEMSemiBandit:
         (decisions: ndc-sem 7).
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"super-arms", "delayed-super-arms", "separable-super-arms"})
+
     def __init__(
         self,
         problem: object,

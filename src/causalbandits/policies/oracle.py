@@ -30,6 +30,10 @@ class Oracle:
     change_points: 1-based rounds where a new period starts (``n_periods - 1`` of them).
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"super-arms", "delayed-super-arms", "separable-super-arms"})
+    NEEDS = frozenset({"truth"})
+
     def __init__(
         self, problem: Any, optimal_actions: np.ndarray, change_points: Sequence[int] = ()
     ) -> None:

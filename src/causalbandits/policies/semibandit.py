@@ -99,6 +99,9 @@ class RunningScale:
 class _CountingBaseline:
     """Shared state of the index baselines: counts and sums of normalised ``y`` per arm."""
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"super-arms", "delayed-super-arms", "separable-super-arms"})
+
     def __init__(self, problem: object) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         if not 1 <= self.super_arm_size <= self.n_arms:
@@ -176,6 +179,9 @@ class CTS(_CountingBaseline):
 
 class RandomSuperArm:
     """A uniformly random super arm of exactly ``s`` arms every round (decisions: ndc-sem 12)."""
+
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"super-arms", "delayed-super-arms", "separable-super-arms"})
 
     def __init__(self, problem: object) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)

@@ -57,6 +57,9 @@ class SGB:
         used is :attr:`repetitions`.
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"separable-super-arms"})
+
     def __init__(self, problem: Any, eps: float = 0.1, m: int | None = None) -> None:
         self.n_arms, self.super_arm_size = int(problem.n_arms), int(problem.super_arm_size)
         self.horizon = int(problem.horizon)

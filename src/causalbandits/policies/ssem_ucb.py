@@ -261,6 +261,9 @@ class SSEMUCBJO:
     :attr:`options` holds the knobs used, ``upper_triangular`` resolved from the problem.
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"separable-super-arms"})
+
     #: Alg. 2 multiplies the external UCB by ``sqrt(sqrt(t-1) / ln(t-1))``.
     joint: ClassVar[bool] = True
     #: How often the initial blocks are played (Alg. 3 plays them twice).

@@ -54,6 +54,10 @@ def taylor_moment_payoffs(
 class TaylorOracle:
     """Plays, every round, the argmax of the true model's degree-``q`` Taylor-moment payoff."""
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"separable-super-arms"})
+    NEEDS = frozenset({"truth"})
+
     def __init__(self, problem: Any, actions: np.ndarray) -> None:
         self.n_arms = int(problem.n_arms)
         self.actions = np.asarray(actions, dtype=bool)

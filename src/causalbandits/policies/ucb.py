@@ -28,6 +28,9 @@ class UCB1:
     window: number of most recent rewards kept per arm (default: all).
     """
 
+    #: Bench declarations (causalbandits.bench.capabilities).
+    ACTS_ON = frozenset({"interventions"})
+
     def __init__(
         self,
         problem: object,

@@ -13,7 +13,8 @@ and the regret of uniformly random play on the same instance. The scores:
 - **Rank uncertainty**: the policies ranked by their overall score (the mean of the family
   means) in every bootstrap draw; the share of draws in which each policy takes each rank.
 - **Performance profile** (Dolan & More 2002): per instance the ratio of a policy's mean
-  ``r`` to the best policy's; ``rho(tau)`` is the share of instances with ratio ``<= tau``.
+  ``r`` to the best policy's; ``rho(tau)`` is the share of the instances a policy ran with
+  ratio ``<= tau``.
 """
 
 from __future__ import annotations
@@ -138,9 +139,11 @@ def rank_shares(boots: np.ndarray, policies: Sequence[str]) -> pd.DataFrame:
 
 
 def performance_profile(df: pd.DataFrame, taus: Sequence[float]) -> pd.DataFrame:
-    """``rho_p(tau)``: per policy, the share of instances (over all families) on which its
-    mean normalised regret is at most ``tau`` times the best policy's (Dolan & More 2002).
-    An instance whose best score is 0 counts for the policies that also score 0."""
+    """``rho_p(tau)``: per policy, the share of the instances it ran (over all families) on
+    which its mean normalised regret is at most ``tau`` times the best policy's there
+    (Dolan & More 2002). A policy without a result on an instance (not compatible with its
+    family) does not count it; a failed run enters with an infinite regret (never within
+    ``tau``). An instance whose best score is 0 counts for the policies that also score 0."""
     taus = np.asarray(taus, dtype=float)
     if taus.ndim != 1 or not np.all(taus >= 1):
         raise ValueError("taus must be a 1-D sequence of ratios >= 1")
@@ -150,11 +153,11 @@ def performance_profile(df: pd.DataFrame, taus: Sequence[float]) -> pd.DataFrame
         .mean()
         .unstack("policy")
     )
-    if scores.isna().any().any():
-        raise ValueError("every policy needs a result on every instance of the profile")
     values = scores.to_numpy()
-    best = values.min(axis=1, keepdims=True)
+    ran = ~np.isnan(values)
+    best = np.nanmin(values, axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(best > 0, values / best, np.where(values <= best, 1.0, np.inf))
-    profile = (ratio[:, :, None] <= taus[None, None, :]).mean(axis=0)
+    within = (ratio[:, :, None] <= taus[None, None, :]) & ran[:, :, None]
+    profile = within.sum(axis=0) / ran.sum(axis=0)[:, None]
     return pd.DataFrame(profile, index=scores.columns.astype(str), columns=taus)
