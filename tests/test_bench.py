@@ -15,7 +15,7 @@ import pytest
 from causalbandits.bench import environments
 from causalbandits.bench.capabilities import ACTION_KINDS, declared, incompatibility
 from causalbandits.bench.families import FAMILIES, Size
-from causalbandits.bench.report import write_outputs
+from causalbandits.bench.report import read_outputs, write_outputs
 from causalbandits.bench.suite import BenchResults, probe, run_family, slug
 from causalbandits.cli import main
 from causalbandits.experiments.bandit_grid import BanditRun
@@ -157,7 +157,7 @@ def test_a_users_policy_runs_through_the_quick_suite_from_the_command_line(user_
     assert len(mine) == 4 and mine["score"].between(0, 2).all()  # 2 instances x 2 replicates
     random = results[results["policy"] == "random"]
     np.testing.assert_allclose(random["score"], 1.0)
-    report = (out / "report.md").read_text(encoding="utf-8")
+    report = (out / "leaderboard.md").read_text(encoding="utf-8")
     assert "| robust-lcb-tree | my_policies:EpsilonGreedy |" in report
     assert "acts on interventions; the family's actions are delayed-super-arms" in report
     assert (out / "heat_map.png").stat().st_size > 0 and (out / "profiles.png").exists()
@@ -189,10 +189,20 @@ def constructed_bench() -> BenchResults:
     return BenchResults(pd.DataFrame(rows), outcomes, "quick")
 
 
+def test_the_saved_standard_suite_re_renders_identically(tmp_path):
+    saved = DOC.parent / "results" / "bench-standard"
+    write_outputs(read_outputs(saved), tmp_path)
+    for name in ("leaderboard.md", "outcomes.csv"):
+        assert (tmp_path / name).read_text() == (saved / name).read_text(), name
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "results.parquet"), pd.read_parquet(saved / "results.parquet")
+    )
+
+
 def test_the_report_of_constructed_results_states_what_they_show(tmp_path):
     paths = write_outputs(constructed_bench(), tmp_path)
-    assert {p.name for p in paths} >= {"report.md", "results.parquet", "heat_map.png"}
-    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert {p.name for p in paths} >= {"leaderboard.md", "results.parquet", "heat_map.png"}
+    report = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
     assert "- robust-lcb-tree: a lowest (0.20 [0.20, 0.20], first in 100% of draws)." in report
     assert "| robust-lcb-tree | b | 0.600 [0.600, 0.600] | 0% | 6 | 0.1 |" in report
     assert "| robust-lcb-tree | c | error | boom | - |" in report

@@ -219,7 +219,7 @@ def _bench(args: argparse.Namespace) -> int:
         allow_code_change=args.allow_code_change,
     )
     paths = write_outputs(bench, out_dir)
-    print((out_dir / "report.md").read_text(encoding="utf-8"))
+    print((out_dir / "leaderboard.md").read_text(encoding="utf-8"))
     _print_paths(paths)
     return 0
 

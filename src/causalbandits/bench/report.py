@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from causalbandits.bench.families import FAMILIES
 from causalbandits.bench.leaderboard import Leaderboard, normalised_regret, performance_profile
 from causalbandits.bench.suite import BenchResults
-from causalbandits.experiments.plots import save_figure
+from causalbandits.experiments.plots import panel_figure, save_figure
 from causalbandits.experiments.report import markdown_document, markdown_table, section
 
 #: The ratios of the profile table (the figure draws 1 to 10).
@@ -78,16 +78,26 @@ def heat_map(boards: pd.DataFrame, outcomes: pd.DataFrame, out_dir: Path) -> Pat
     return save_figure(figure, out_dir / "heat_map.png")
 
 
-def profile_figure(profiles: pd.DataFrame, out_dir: Path) -> Path:
-    """The performance profiles ``rho(tau)``, ``tau`` from 1 to 10 (log axis)."""
-    figure = Figure(figsize=(7, 4.5))
-    ax = figure.subplots()
-    for policy, row in profiles.iterrows():
-        ax.step(profiles.columns, row.to_numpy(), where="post", label=policy)
-    ax.set_xscale("log")
-    ax.set_xlabel("tau (ratio to the best normalised regret on the instance)")
-    ax.set_ylabel("share of the policy's instances")
-    ax.legend(fontsize=7, ncol=2)
+def action_group(family: str) -> str:
+    """The panel of a family's policies in the profile figure: its kind of action."""
+    kind = FAMILIES[family].kind
+    return "super arms" if kind.endswith("super-arms") else kind
+
+
+def profile_figure(profiles: pd.DataFrame, results: pd.DataFrame, out_dir: Path) -> Path:
+    """The performance profiles ``rho(tau)``, ``tau`` from 1 to 10 (log axis), one panel per
+    kind of action (policies of different kinds never meet on an instance)."""
+    group = results.drop_duplicates("policy").set_index("policy")["family"].map(action_group)
+    panels = list(dict.fromkeys(group))
+    figure, axes = panel_figure(1, len(panels), (4.2, 3.6), sharey=True)
+    for ax, panel in zip(axes, panels, strict=True):
+        for policy, row in profiles.loc[group.index[group == panel]].iterrows():
+            ax.step(profiles.columns, row.to_numpy(), where="post", label=policy)
+        ax.set_xscale("log")
+        ax.set_title(panel, fontsize=9)
+        ax.set_xlabel("tau (ratio to the instance's best)")
+        ax.legend(fontsize=6)
+    axes[0].set_ylabel("share of the policy's instances")
     return save_figure(figure, out_dir / "profiles.png")
 
 
@@ -182,20 +192,34 @@ def build_report(bench: BenchResults, boards: pd.DataFrame, profiles: pd.DataFra
 
 def write_outputs(bench: BenchResults, out_dir: str | Path) -> list[Path]:
     """``results.parquet`` (the long table with ``score``), ``outcomes.csv``, the figures
-    and ``report.md``; return their paths."""
+    and ``leaderboard.md``; return their paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     ran = bench.results.dropna(subset=["random_regret"])
     scored = ran.assign(score=normalised_regret(ran))
     paths = [out_dir / "results.parquet", out_dir / "outcomes.csv"]
     scored.to_parquet(paths[0], index=False)
-    bench.outcomes.to_csv(paths[1], index=False)
+    bench.outcomes.assign(suite=bench.suite).to_csv(paths[1], index=False)
     boards = family_boards(ran)
     profiles_all = pd.concat([ran, failed_rows(bench)], ignore_index=True)
     taus = np.unique(np.concatenate([TAUS, np.geomspace(1, 10, 60)]))
     profiles = performance_profile(profiles_all, taus)
-    paths += [heat_map(boards, bench.outcomes, out_dir), profile_figure(profiles, out_dir)]
+    paths += [
+        heat_map(boards, bench.outcomes, out_dir),
+        profile_figure(profiles, profiles_all, out_dir),
+    ]
     report = build_report(bench, boards, profiles[list(TAUS)])
-    paths.append(out_dir / "report.md")
+    paths.append(out_dir / "leaderboard.md")
     paths[-1].write_text(report, encoding="utf-8")
     return paths
+
+
+def read_outputs(out_dir: str | Path) -> BenchResults:
+    """The :class:`BenchResults` that :func:`write_outputs` wrote into ``out_dir`` (to
+    re-render a saved run)."""
+    out_dir = Path(out_dir)
+    outcomes = pd.read_csv(out_dir / "outcomes.csv", keep_default_na=False, na_values=[""])
+    outcomes["reason"] = outcomes["reason"].fillna("")
+    (suite,) = outcomes.pop("suite").unique()
+    results = pd.read_parquet(out_dir / "results.parquet").drop(columns="score")
+    return BenchResults(results, outcomes, str(suite))
