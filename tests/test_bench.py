@@ -33,6 +33,24 @@ class Broken(EpsilonGreedy):
         raise RuntimeError("out of ideas")
 
 
+class RandomAsker:
+    # an ask/tell optimiser: random points of the unit cube
+
+    ACTS_ON = frozenset({"continuous"})
+
+    def __init__(self, problem):
+        self.n_actions = problem.n_actions
+
+    def reset(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def suggest(self):
+        return self.rng.random(self.n_actions)
+
+    def observe(self, action, node_values):
+        assert action.shape == (self.n_actions,) and node_values.ndim == 1
+
+
 class SlowerLater(EpsilonGreedy):
     def update(self, actions, feedback):
         super().update(actions, feedback)
@@ -130,6 +148,16 @@ def test_the_probe_reports_errors_and_projected_costs_over_budget(user_module):
     assert frames == [] and [o.status for o in outcomes] == ["error", "incompatible"]
     assert "has no attribute 'Missing'" in outcomes[0].reason
     assert slug("my_policies:Broken") == "my_policies_Broken"
+
+
+def test_an_ask_tell_optimiser_plays_the_causal_bo_family(user_module):
+    family = FAMILIES["causal-bo-functions"]
+    frames, (outcome,) = run_family(family, "quick", ["my_policies:RandomAsker"], user_module)
+    assert outcome.status == "ran", outcome.reason
+    (frame,) = frames
+    assert len(frame) == 4 and (frame["regret"] > 0).all()  # 2 functions x 2 replicates
+    again, _ = run_family(family, "quick", ["my_policies:RandomAsker"], user_module / "again")
+    pd.testing.assert_frame_equal(frame, again[0])  # seeded through reset
 
 
 def test_a_run_whose_cost_grows_after_the_probe_is_stopped_at_its_budget(user_module):

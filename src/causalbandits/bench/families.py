@@ -47,6 +47,7 @@ class Family:
     sizes: dict[str, Size]
     offers: frozenset[str] = frozenset()
     env_params: dict[str, Any] = field(default_factory=dict)
+    #: Whether the mechanisms stay fixed (no deviations, drift or changes).
     stationary: bool = True
     #: Replicates per task: 1 for policies that carry no replicate axis (optimisers).
     chunk_size: int = 10
@@ -96,64 +97,62 @@ def sizes(quick: tuple[int, int, int], standard: tuple[int, int, int], budget: f
 LINEAR_SEM = ("linsem-ts", "linsem-ucb", "robust-lcb", "csl-ucb", "golem-mab", "ucb", "random")
 SEMI_BANDIT = ("ndc-sem", "sem-ucb", "cucb", "cts", "ftrl", "random-super-arm")
 
+
+def linear_sem_family(name: str, description: str, environment: str, **options: Any) -> Family:
+    """A family of soft-intervention bandits on linear SEMs: told the graph, the linear-SEM
+    learners and UCB1 built in (``options``: the other fields of :class:`Family`)."""
+    options = {"builtins": LINEAR_SEM, **options}
+    return Family(
+        name=name,
+        description=description,
+        kind="interventions",
+        offers=frozenset({"graph"}),
+        environment=environment,
+        random="random",
+        **options,
+    )
+
+
 FAMILIES: dict[str, Family] = {
     family.name: family
     for family in (
-        Family(
+        linear_sem_family(
             name="robust-lcb-tree",
             description="Robust-LCB's hierarchical tree (13 nodes), deviation budgets C",
-            kind="interventions",
-            offers=frozenset({"graph"}),
             environment="robust-lcb",
             settings=tuple({"deviation_budget": c} for c in (0.0, 50.0, 200.0)),
-            builtins=LINEAR_SEM,
-            random="random",
+            stationary=False,
             sizes=sizes((500, 2, 2), (2000, 3, 5), budget=300),
         ),
-        Family(
+        linear_sem_family(
             name="csl-random-systems",
             description="CSL-UCB's random systems (N = 10, N(1, 1) weights, 1,024 arms)",
-            kind="interventions",
-            offers=frozenset({"graph"}),
             environment=f"{BENCH}:csl_random_system",
             settings=tuple({"instance": i} for i in range(4)),
-            builtins=LINEAR_SEM,
-            random="random",
             sizes=sizes((200, 2, 2), (1500, 4, 5), budget=300),
         ),
-        Family(
+        linear_sem_family(
             name="csl-mechanism-changes",
             description="CSL-UCB's random systems, mechanisms changing at 1/3 and 2/3 of T",
-            kind="interventions",
-            offers=frozenset({"graph"}),
             environment=f"{BENCH}:csl_random_system",
             env_params={"changes": 2},
             settings=tuple({"instance": i} for i in range(4)),
             builtins=(*LINEAR_SEM[:-1], "golem-mab-cd", "random"),
-            random="random",
             stationary=False,
             sizes=sizes((300, 2, 2), (1500, 4, 5), budget=300),
         ),
-        Family(
+        linear_sem_family(
             name="mixed-sign-networks",
             description="random 50-node networks, a third of the weights negative, 32 arms",
-            kind="interventions",
-            offers=frozenset({"graph"}),
             environment="mixed-sign",
             settings=tuple({"instance": i} for i in range(4)),
-            builtins=LINEAR_SEM,
-            random="random",
             sizes=sizes((500, 2, 2), (2000, 4, 5), budget=300),
         ),
-        Family(
+        linear_sem_family(
             name="real-structures",
             description="asia, sachs, child, insurance and alarm (8-37 nodes), mixed-sign weights",
-            kind="interventions",
-            offers=frozenset({"graph"}),
             environment="causalbandits.envs.real_structures:real_structure_bandit",
             settings=tuple({"name": name} for name in NAMES),
-            builtins=LINEAR_SEM,
-            random="random",
             sizes=sizes((500, 3, 2), (2000, 5, 5), budget=300),
         ),
         Family(

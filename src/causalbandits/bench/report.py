@@ -130,7 +130,13 @@ def build_report(bench: BenchResults, boards: pd.DataFrame, profiles: pd.DataFra
     """The markdown report of a bench run."""
     cost = bench.outcomes.set_index(["family", "policy"])["cost"]
     sizes = [
-        [name, f.kind, ", ".join(sorted(f.offers)) or "-", *vars(f.sizes[bench.suite]).values()]
+        [
+            name,
+            f.kind,
+            ", ".join(sorted(f.offers)) or "-",
+            "yes" if f.stationary else "no",
+            *vars(f.sizes[bench.suite]).values(),
+        ]
         for name, f in FAMILIES.items()
         if name in set(bench.outcomes["family"])
     ]
@@ -160,7 +166,8 @@ def build_report(bench: BenchResults, boards: pd.DataFrame, profiles: pd.DataFra
         section(
             "Families",
             markdown_table(
-                ["family", "actions", "told", "T", "instances", "replicates", "budget (CPU-s)"],
+                ["family", "actions", "told", "stationary", "T", "instances", "replicates"]
+                + ["budget (CPU-s)"],
                 sizes,
             ),
         ),

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from causalbandits.bench.ask_tell import AskTell, is_ask_tell
 from causalbandits.bench.capabilities import incompatibility
 from causalbandits.bench.families import FAMILIES, SUITES, Family
 from causalbandits.experiments.bandit_grid import BanditRun
@@ -97,6 +98,14 @@ def slug(label: str) -> str:
     return re.sub(r"[^\w.-]+", "_", label)
 
 
+def entry(label: str) -> AlgorithmSpec:
+    """The spec entry of a policy label: a registry name or ``"module:attribute"``, an
+    ask/tell optimiser wrapped by :class:`~causalbandits.bench.ask_tell.AskTell`."""
+    if ":" in label and is_ask_tell(resolve_policy(label)):
+        return AlgorithmSpec(label, f"{AskTell.__module__}:AskTell", {"optimiser": label})
+    return AlgorithmSpec(label, label)
+
+
 def probe_rounds(horizon: int) -> int:
     """Rounds of the probe run: a tenth of ``T``, at least 50 (at most ``T``): enough to
     see the periodic steps of a learner (CSL-UCB relearns every 20 rounds)."""
@@ -110,7 +119,7 @@ def probe(family: Family, suite: str, policy: str) -> tuple[str, str, float]:
     replicates) exceeds the budget, else ``"ran"`` (to be run)."""
     size = family.sizes[suite]
     units = size.horizon * size.instances * size.replicates
-    spec = family.spec(suite, AlgorithmSpec(policy, policy)).replace(replicates=1)
+    spec = family.spec(suite, entry(policy)).replace(replicates=1)
     start, rounds = time.process_time(), 0
     try:
         with threadpool_limits(limits=1), warnings.catch_warnings():
@@ -183,7 +192,7 @@ def run_family(
             outcomes.append(Outcome(family.name, label, status, why, cost))
             continue
         directory = out / family.name / slug(label)
-        spec = family.spec(suite, AlgorithmSpec(label, label))
+        spec = family.spec(suite, entry(label))
         share = spec.chunk_size / (spec.replicates * len(spec.settings))
         try:
             with warnings.catch_warnings():

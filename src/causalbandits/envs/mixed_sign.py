@@ -108,6 +108,20 @@ def mixed_sign_bandit(
     graph, noise, intervenable, reward = random_mixed_sign_network(
         n_nodes, rng, negative_share, n_intervenable
     )
+    return drawn_network_bandit(graph, noise, intervenable, reward, horizon, optimal_tolerance)
+
+
+def drawn_network_bandit(
+    graph: nx.DiGraph,
+    noise: dict[str, dict[str, float]],
+    intervenable: list[str],
+    reward: str,
+    horizon: int,
+    optimal_tolerance: float,
+) -> LinearSEMBandit:
+    """:func:`~causalbandits.envs.networks.network_bandit` of a drawn network: the weighted
+    graph, each node's noise ``{"mean": ..., "std": ...}``, the intervenable nodes and the
+    reward node."""
     return network_bandit(
         graph,
         reward=reward,

@@ -28,8 +28,11 @@ import networkx as nx
 import numpy as np
 
 from causalbandits.envs.linear_bandit import LinearSEMBandit
-from causalbandits.envs.mixed_sign import draw_interventions_and_noise, signed_weight
-from causalbandits.envs.networks import network_bandit
+from causalbandits.envs.mixed_sign import (
+    draw_interventions_and_noise,
+    drawn_network_bandit,
+    signed_weight,
+)
 from causalbandits.graphs.zoo import NAMES, structure
 
 
@@ -58,12 +61,4 @@ def real_structure_bandit(
     intervenable, noise = draw_interventions_and_noise(
         graph, reward, generator, negative_share, n_chosen
     )
-    return network_bandit(
-        graph,
-        reward=reward,
-        intervenable=intervenable,
-        horizon=horizon,
-        noise_mean={v: value["mean"] for v, value in noise.items()},
-        noise_std={v: value["std"] for v, value in noise.items()},
-        optimal_tolerance=optimal_tolerance,
-    )
+    return drawn_network_bandit(graph, noise, intervenable, reward, horizon, optimal_tolerance)
