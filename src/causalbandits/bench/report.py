@@ -33,7 +33,7 @@ def family_boards(results: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         board = Leaderboard.of(group, seed=seed)
         means = board.means.loc[family]
         for policy, row in means.iterrows():
-            first = board.ranks.loc[policy, 1] if 1 in board.ranks.columns else 0.0
+            first = board.ranks.loc[policy, 1]
             n = int((group["policy"] == policy).sum())
             rows.append(
                 {"family": family, "policy": policy, **row.to_dict(), "first": first, "n": n}

@@ -120,7 +120,6 @@ def probe(family: Family, suite: str, policy: str) -> tuple[str, str, float]:
     size = family.sizes[suite]
     units = size.horizon * size.instances * size.replicates
     spec = family.spec(suite, entry(policy)).replace(replicates=1)
-    start, rounds = time.process_time(), 0
     try:
         with threadpool_limits(limits=1), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -135,7 +134,7 @@ def probe(family: Family, suite: str, policy: str) -> tuple[str, str, float]:
                     return "too slow", f"{projected} > budget {size.budget:,.0f}", cost
     except Exception as error:  # noqa: BLE001 - a user's policy may fail in any way
         return "error", f"{type(error).__name__}: {error}", float("nan")
-    return "ran", "", (time.process_time() - start) / max(rounds, 1)
+    return "ran", "", (time.process_time() - start) / rounds
 
 
 def run_cost(out_dir: Path) -> float:
