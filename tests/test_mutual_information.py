@@ -1,8 +1,11 @@
 import numpy as np
 import pytest
+from scipy.spatial import cKDTree
 from scipy.special import digamma
 
 from causalbandits.estimators.mutual_information import (
+    _constants,
+    _PartialKSG,
     ksg_mutual_information,
     ksg_mutual_information_columns,
 )
@@ -98,3 +101,38 @@ def test_bad_input_is_rejected(x, y, kwargs, message):
 def test_columns_shape_is_checked():
     with pytest.raises(ValueError, match="columns must have shape"):
         ksg_mutual_information_columns(np.arange(10.0), np.ones((9, 2)))
+
+
+def straightforward_counts(values, neighbours):
+    """``n(i)`` per marginal, one point at a time: the widened reach of ``i``'s neighbours."""
+    counts = []
+    for i, near in enumerate(values[neighbours]):
+        reach = max(values[i] - near.min(), near.max() - values[i])
+        low, high = min(values[i] - reach, near.min()), max(values[i] + reach, near.max())
+        counts.append(np.sum((values >= low) & (values <= high)) - 1)
+    return np.array(counts)
+
+
+@pytest.mark.parametrize("duplicates", [False, True])
+def test_block_wise_terms_equal_a_straightforward_pass(duplicates, rng):
+    """The block-wise terms of :class:`_PartialKSG` equal per-point counts from the same
+    KD-tree neighbours, bit for bit, whatever the block sizes (ties included)."""
+    n, k = 237, 5
+    xs, ys = correlated(0.6, n, rng)
+    if duplicates:  # lattice values and repeated points
+        xs, ys = np.round(xs, 1), np.round(ys, 1)
+        xs[:20], ys[:20] = xs[20:40], ys[20:40]
+    partial = _PartialKSG(xs, np.sort(xs), ys, k)
+    for block in (1, 50, 7, None, None, n):
+        partial.advance(block)
+    assert partial.finished
+    _, index = cKDTree(np.column_stack([xs, ys])).query(
+        np.column_stack([xs, ys]), k=k + 1, p=np.inf
+    )
+    rows = np.arange(n)
+    is_self = index == rows[:, None]
+    is_self[~is_self.any(axis=1), -1] = True
+    neighbours = index[~is_self].reshape(n, k)
+    psi = _constants(n, k)[2]
+    n_x, n_y = straightforward_counts(xs, neighbours), straightforward_counts(ys, neighbours)
+    np.testing.assert_array_equal(partial.terms, psi[n_x - 1] + psi[n_y - 1])
