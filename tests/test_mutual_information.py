@@ -3,6 +3,7 @@ import pytest
 from scipy.spatial import cKDTree
 from scipy.special import digamma
 
+from causalbandits.estimators import mutual_information
 from causalbandits.estimators.mutual_information import (
     _constants,
     _PartialKSG,
@@ -113,15 +114,28 @@ def straightforward_counts(values, neighbours):
     return np.array(counts)
 
 
+def block_test_data(duplicates, n, rng):
+    """Correlated samples, with lattice values and repeated points if ``duplicates``."""
+    xs, ys = correlated(0.6, n, rng)
+    if duplicates:
+        xs, ys = np.round(xs, 1), np.round(ys, 1)
+        xs[:20], ys[:20] = xs[20:40], ys[20:40]
+    return xs, ys
+
+
+def tree_terms(xs, ys, k):
+    """Every sample's KSG-2 term through the KD-tree path of :class:`_PartialKSG`."""
+    partial = _PartialKSG(xs, np.sort(xs), ys, k)
+    partial._tree_terms(np.arange(xs.size))
+    return partial.terms
+
+
 @pytest.mark.parametrize("duplicates", [False, True])
 def test_block_wise_terms_equal_a_straightforward_pass(duplicates, rng):
     """The block-wise terms of :class:`_PartialKSG` equal per-point counts from the same
     KD-tree neighbours, bit for bit, whatever the block sizes (ties included)."""
     n, k = 237, 5
-    xs, ys = correlated(0.6, n, rng)
-    if duplicates:  # lattice values and repeated points
-        xs, ys = np.round(xs, 1), np.round(ys, 1)
-        xs[:20], ys[:20] = xs[20:40], ys[20:40]
+    xs, ys = block_test_data(duplicates, n, rng)
     partial = _PartialKSG(xs, np.sort(xs), ys, k)
     for block in (1, 50, 7, None, None, n):
         partial.advance(block)
@@ -136,3 +150,48 @@ def test_block_wise_terms_equal_a_straightforward_pass(duplicates, rng):
     psi = _constants(n, k)[2]
     n_x, n_y = straightforward_counts(xs, neighbours), straightforward_counts(ys, neighbours)
     np.testing.assert_array_equal(partial.terms, psi[n_x - 1] + psi[n_y - 1])
+
+
+@pytest.mark.parametrize("duplicates", [False, True])
+@pytest.mark.parametrize("blocks", [(1, 50, 7, None, None), (None,) * 4, (13,) * 9, (400,)])
+def test_compiled_terms_equal_the_tree_path(duplicates, blocks, rng, monkeypatch):
+    """With and without the compiled kernel, the same terms, partial sums and estimate."""
+    pytest.importorskip("numba")
+    xs, ys = block_test_data(duplicates, 237, rng)
+
+    def run():
+        partial = _PartialKSG(xs, np.sort(xs), ys, 5)
+        partials = []
+        for block in blocks:
+            partial.advance(block)
+            partials.append(partial.partial)
+        return partial.value(), partials, partial.terms
+
+    compiled = run()
+    monkeypatch.setattr(mutual_information, "compiled_kernel", lambda: None)
+    tree = run()
+    assert compiled[:2] == tree[:2]
+    np.testing.assert_array_equal(compiled[2], tree[2])
+
+
+@pytest.mark.parametrize(("duplicates", "k"), [(False, 1), (False, 5), (True, 1), (True, 5)])
+def test_kernel_leaves_exactly_the_tied_samples_to_the_tree(duplicates, k, rng):
+    """The kernel's own terms equal the tree's; it hands over the samples (and only them)
+    whose k-th and (k + 1)-th neighbour distances are equal."""
+    kernel = pytest.importorskip("causalbandits.estimators.ksg_kernel")
+    n = 237
+    xs, ys = block_test_data(duplicates, n, rng)
+    order = np.argsort(xs)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(n)
+    terms = np.full(n, np.nan)
+    psi = _constants(n, k)[2]
+    tied = kernel.ksg_block_terms(np.sort(xs), ys[order], rank, np.sort(ys), psi, k, 0, n, terms)
+    distances = np.maximum(np.abs(xs[:, None] - xs), np.abs(ys[:, None] - ys))
+    np.fill_diagonal(distances, np.inf)
+    nearest = np.sort(distances, axis=1)
+    np.testing.assert_array_equal(tied, np.flatnonzero(nearest[:, k - 1] == nearest[:, k]))
+    assert tied.size > 0 if duplicates else tied.size == 0
+    own = np.setdiff1d(np.arange(n), tied)
+    assert np.isnan(terms[tied]).all()
+    np.testing.assert_array_equal(terms[own], tree_terms(xs, ys, k)[own])

@@ -7,7 +7,11 @@ KSG "algorithm 2" (Kraskov et al. 2004, eq. 9) with the max-norm in the joint sp
 where, for sample ``i``, ``eps_x(i)`` and ``eps_y(i)`` are the largest x- and y-distances
 among its ``k`` nearest joint neighbours and ``n_x(i) = #{j != i: |x_j - x_i| <= eps_x(i)}``.
 The neighbours come from a KD-tree (Chebyshev metric) and the marginal counts from binary
-search in the sorted marginals, so one estimate costs ``O(n log n)``.
+search in the sorted marginals, so one estimate costs ``O(n log n)``. When numba is
+installed, a compiled kernel (:mod:`causalbandits.estimators.ksg_kernel`) finds the same
+neighbours and counts without the tree, which serves only the samples whose ``k``-th
+neighbour distance ties with the ``(k + 1)``-th (where the neighbour set depends on the
+tree's tie-breaking); the terms are the same floats either way.
 
 Both variables are scaled to unit standard deviation first (as scikit-learn does): the
 mutual information is scale-free, but the max-norm neighbourhoods of KSG are not, and
@@ -17,12 +21,25 @@ CSL pairs residuals of scale ~1 with node values that can be ~1e3.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 from scipy.spatial import cKDTree
 from scipy.special import digamma
 
 from causalbandits.random import RNGLike, as_generator
+
+
+@functools.cache
+def compiled_kernel() -> Callable[..., np.ndarray] | None:
+    """:func:`~causalbandits.estimators.ksg_kernel.ksg_block_terms`, imported (and compiled)
+    on first use, so that importing the library does not pay for numba; ``None`` without
+    numba (optional: every block then goes through the KD-tree)."""
+    try:
+        from causalbandits.estimators.ksg_kernel import ksg_block_terms
+    except ImportError:
+        return None
+    return ksg_block_terms
 
 
 def _check_finite(values: np.ndarray, label: str) -> None:
@@ -73,6 +90,14 @@ def _marginal_counts(
     return inside - 1
 
 
+def _sorting(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, rank)``: ``values[order]`` is sorted and ``order[rank[i]] == i``."""
+    order = np.argsort(values)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return order, rank
+
+
 def _digamma_of_counts(n: int) -> np.ndarray:
     """``psi(m)`` for ``m = 1..n-1`` (index ``m - 1``): ``H_{m-1} - gamma``, exact."""
     return np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n - 1))]) - np.euler_gamma
@@ -98,19 +123,31 @@ class _PartialKSG:
     Eq. 9's mean runs over per-sample terms ``psi(n_x(i)) + psi(n_y(i))``, each at least
     ``2 psi(k)`` (the ``k`` neighbours are inside both marginal reaches). After a block,
     :attr:`bound` is the estimate with every remaining term at that minimum, an upper
-    bound on the final value. Each sample's neighbours (one KD-tree query per point) and
-    counts do not depend on the other samples of its block, and the final mean runs over
-    the same ``(n,)`` array of terms as the one-shot computation, so :meth:`value` is the
-    same float.
+    bound on the final value. Each sample's neighbours (from the compiled kernel, or one
+    KD-tree query per point) and counts do not depend on the other samples of its block,
+    and the final mean runs over the same ``(n,)`` array of terms as the one-shot
+    computation, so :meth:`value` is the same float. ``x_sorting`` is :func:`_sorting` of
+    ``xs`` (computed when not given).
     """
 
-    def __init__(self, xs: np.ndarray, x_ordered: np.ndarray, ys: np.ndarray, k: int) -> None:
+    def __init__(
+        self,
+        xs: np.ndarray,
+        x_ordered: np.ndarray,
+        ys: np.ndarray,
+        k: int,
+        x_sorting: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         self.xs, self.ys, self.k = xs, ys, k
         self.n = xs.size
         self.head, self.tail, self.psi = _constants(self.n, k)
-        self.joint = np.column_stack([xs, ys])
-        self.tree = cKDTree(self.joint)
         self.x_ordered, self.y_ordered = x_ordered, np.sort(ys)
+        self.kernel = compiled_kernel()
+        if self.kernel is not None:
+            order, self.x_rank = _sorting(xs) if x_sorting is None else x_sorting
+            self.y_by_x = ys[order]
+        self.joint: np.ndarray | None = None
+        self.tree: cKDTree | None = None
         self.terms = np.empty(self.n)
         self.done = 0
         self.partial = 0.0
@@ -128,20 +165,40 @@ class _PartialKSG:
             stop = next((s for s in stops if s >= start + _MIN_BLOCK), self.n)
         else:
             stop = min(self.n, start + block)
-        _, index = self.tree.query(self.joint[start:stop], k=self.k + 1, p=np.inf)
-        rows = np.arange(start, stop)
+        if self.kernel is None:
+            self._tree_terms(np.arange(start, stop))
+        else:
+            tied = self.kernel(
+                self.x_ordered,
+                self.y_by_x,
+                self.x_rank,
+                self.y_ordered,
+                self.psi,
+                self.k,
+                start,
+                stop,
+                self.terms,
+            )
+            if tied.size:
+                self._tree_terms(tied)
+        self.partial += float(self.terms[start:stop].sum())
+        self.done = stop
+
+    def _tree_terms(self, rows: np.ndarray) -> None:
+        """The terms of samples ``rows`` from KD-tree neighbours (the tree built once)."""
+        if self.tree is None:
+            self.joint = np.column_stack([self.xs, self.ys])
+            self.tree = cKDTree(self.joint)
+        _, index = self.tree.query(self.joint[rows], k=self.k + 1, p=np.inf)
         if np.array_equal(index[:, 0], rows):  # the point itself comes first
             neighbours = index[:, 1:]
         else:  # exact duplicates: drop the point wherever it is (the farthest if it is absent)
             is_self = index == rows[:, None]
             is_self[~is_self.any(axis=1), -1] = True
             neighbours = index[~is_self].reshape(rows.size, self.k)
-        n_x = _marginal_counts(self.xs, self.x_ordered, neighbours, self.xs[start:stop])
-        n_y = _marginal_counts(self.ys, self.y_ordered, neighbours, self.ys[start:stop])
-        terms = self.psi[n_x - 1] + self.psi[n_y - 1]
-        self.terms[start:stop] = terms
-        self.partial += float(terms.sum())
-        self.done = stop
+        n_x = _marginal_counts(self.xs, self.x_ordered, neighbours, self.xs[rows])
+        n_y = _marginal_counts(self.ys, self.y_ordered, neighbours, self.ys[rows])
+        self.terms[rows] = self.psi[n_x - 1] + self.psi[n_y - 1]
 
     @property
     def bound(self) -> float:
@@ -203,6 +260,7 @@ class KSGColumns:
         generator = as_generator(rng) if jitter > 0 else None
         self._xs = _standardise(x, "x", jitter, generator)
         self._x_ordered = np.sort(self._xs)
+        self._x_sorting = _sorting(self._xs)
         _check_finite(columns, "columns")
         self._columns = columns
         self._scale = _safe_scale(columns)
@@ -225,7 +283,9 @@ class KSGColumns:
             ys = self._columns[:, j] / self._scale[j]
             if self._noise is not None:
                 ys += self._jitter * self._noise[:, j]
-            partial = self._partial[j] = _PartialKSG(self._xs, self._x_ordered, ys, self._k)
+            partial = self._partial[j] = _PartialKSG(
+                self._xs, self._x_ordered, ys, self._k, self._x_sorting
+            )
         return partial
 
     def bound(self, j: int) -> float:
