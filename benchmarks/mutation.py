@@ -119,6 +119,7 @@ MODULES: dict[str, Target] = {
             "tests/test_mutual_information.py",
             "tests/test_pinned_mutual_information.py",
             "tests/test_estimators.py",
+            "tests/test_csl_speed_identity.py",
         ),
     ),
     "lasso": Target(

@@ -5,6 +5,7 @@ from scipy.special import digamma
 
 from causalbandits.estimators import mutual_information
 from causalbandits.estimators.mutual_information import (
+    KSGColumns,
     _constants,
     _PartialKSG,
     ksg_mutual_information,
@@ -195,3 +196,36 @@ def test_kernel_leaves_exactly_the_tied_samples_to_the_tree(duplicates, k, rng):
     own = np.setdiff1d(np.arange(n), tied)
     assert np.isnan(terms[tied]).all()
     np.testing.assert_array_equal(terms[own], tree_terms(xs, ys, k)[own])
+
+
+def test_column_bounds_follow_the_computed_terms_and_end_at_the_estimate(rng):
+    """Before any block a column's bound is KSG-2 with every term at its minimum
+    ``2 psi(k)``: ``psi(n) - psi(k) - 1/k`` (+ the 1e-9 pad); after each block it is the
+    estimate with the remaining terms at that minimum; once complete, the estimate itself
+    (+ the pad). The default k is the paper's 5."""
+    n, k = 300, 5
+    xs, ys = correlated(0.5, n, rng)
+    columns = KSGColumns(xs, np.column_stack([ys, rng.standard_normal(n)]), rng=1)
+    assert columns.upper_bound == pytest.approx(digamma(n) - digamma(k) - 1 / k + 1e-9, abs=1e-13)
+    assert columns.bound(0) == columns.upper_bound
+    partial = columns._column(0)
+    head, tail, psi = _constants(n, k)
+    bounds = []
+    while not columns.refine(0):
+        done = partial.done
+        expected = head - (partial.terms[:done].sum() + (n - done) * 2 * psi[k - 1]) / n + tail
+        assert columns.bound(0) == pytest.approx(expected + 1e-9, abs=1e-12)
+        bounds.append(columns.bound(0))
+    estimate = columns.estimate(0)
+    assert columns.bound(0) == pytest.approx(estimate + 1e-9, abs=1e-12)
+    assert all(b >= estimate for b in bounds) and bounds == sorted(bounds, reverse=True)
+    reference = ksg_mutual_information_columns(xs, columns._columns, k=5, rng=1)
+    assert estimate == reference[0] and columns.estimate(1) == reference[1]
+
+
+def test_a_constant_column_has_a_finite_estimate_near_zero(rng):
+    """A constant column keeps its scale at 1 (no division by zero); the jitter breaks its
+    ties and the estimate is about 0."""
+    x = rng.standard_normal(200)
+    estimates = ksg_mutual_information_columns(x, np.column_stack([np.full(200, 3.0), x]), rng=2)
+    assert np.all(np.isfinite(estimates)) and abs(estimates[0]) < 0.1 < estimates[1]

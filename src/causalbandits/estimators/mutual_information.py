@@ -65,20 +65,16 @@ def _standardise(
 
 
 def _marginal_counts(
-    values: np.ndarray,
-    ordered: np.ndarray,
-    neighbours: np.ndarray,
-    centres: np.ndarray | None = None,
+    values: np.ndarray, ordered: np.ndarray, neighbours: np.ndarray, centres: np.ndarray
 ) -> np.ndarray:
     """``n(i)``: points other than ``i`` within the marginal reach of ``i``'s neighbours.
 
     ``ordered`` is ``values`` sorted; ``neighbours`` holds one row per point ``i`` of
-    ``centres`` (default: every point, ``values``). The interval
+    ``centres`` (the values of the rows computed). The interval
     ``[v_i - eps(i), v_i + eps(i)]`` is widened to contain the neighbours' own values, so
     that rounding can never drop the neighbour that defines ``eps(i)``. Every operation
     is element-wise per row, so a block of rows gives the same counts as the full call.
     """
-    centres = values if centres is None else centres
     near = values[neighbours]
     lowest, highest = near.min(axis=1), near.max(axis=1)
     reach = np.maximum(centres - lowest, highest - centres)
@@ -211,11 +207,6 @@ class _PartialKSG:
         while not self.finished:
             self.advance(self.n)
         return float(self.head - np.mean(self.terms) + self.tail)
-
-
-def _ksg(xs: np.ndarray, x_ordered: np.ndarray, ys: np.ndarray, k: int) -> float:
-    """KSG-2 on prepared samples (``x_ordered`` is ``xs`` sorted)."""
-    return _PartialKSG(xs, x_ordered, ys, k).value()
 
 
 def _check_ksg_arguments(x: np.ndarray, columns: np.ndarray, k: int, jitter: float) -> None:
