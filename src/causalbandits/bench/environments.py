@@ -1,11 +1,11 @@
 """The benchmark's environment factories for the papers' problem families, one fixed
 instance per ``instance`` number.
 
-Each is ``factory(horizon=..., instance=..., **options)`` (EXCBO's functions are fixed:
-no ``instance``) (a spec's environment,
-``"module:function"``): the problem is drawn from ``SeedSequence(instance)`` alone, so the
-replicates of a setting are noise draws on one instance and every policy meets the same
-instance and noise (the leaderboard's instances are the settings).
+Each is a spec's environment (``"module:function"``), called as ``factory(horizon=...,
+instance=..., **options)``: the problem is drawn from ``SeedSequence(instance)`` alone, so
+the replicates of a setting are noise draws on one instance and every policy meets the same
+instance and noise (the leaderboard's instances are the settings). EXCBO's functions are
+fixed and take no ``instance``.
 """
 
 from __future__ import annotations

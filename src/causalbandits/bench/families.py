@@ -24,8 +24,9 @@ BENCH = "causalbandits.bench.environments"
 @dataclass(frozen=True)
 class Size:
     """A family's size in one suite: ``T``, the first ``instances`` settings, replicates
-    per instance, and the seconds a policy may take on the whole family (projected from its
-    probe run; above it the policy is marked too slow, not run)."""
+    per instance, and the CPU seconds a policy may take on the whole family (checked by the
+    probe's projection and by each task's share during the run; above it the policy is
+    marked too slow)."""
 
     horizon: int
     instances: int
