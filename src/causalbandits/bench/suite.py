@@ -34,6 +34,7 @@ from causalbandits.experiments.bandit_grid import BanditRun
 from causalbandits.experiments.metrics import final
 from causalbandits.experiments.protocol import SpecExperiment
 from causalbandits.experiments.recorders import Recorder
+from causalbandits.experiments.simulate import simulate
 from causalbandits.experiments.spec import AlgorithmSpec, resolve_policy
 
 #: The outcome of a (family, policy): it ran, or why not.
@@ -49,11 +50,13 @@ class BudgetExceeded(RuntimeError):
 
 
 class Deadline(Recorder):
-    """Stops a run (:class:`BudgetExceeded`) once its CPU time passes ``seconds``: the
-    task's share of the family's budget, checked after every round."""
+    """Stops a run (:class:`BudgetExceeded`) once its CPU time passes ``seconds`` (the
+    task's share of the family's budget) or, ``per_round``, ``seconds`` per round played
+    (the probe's pace: the family's budget over its replicate-rounds); checked after every
+    round."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self, seconds: float, per_round: bool = False) -> None:
+        self.seconds, self.per_round = seconds, per_round
 
     def start(self, env: Any, policy: Any, rounds: np.ndarray, replicates: int) -> None:
         super().start(env, policy, rounds, replicates)
@@ -61,10 +64,11 @@ class Deadline(Recorder):
 
     def after_update(self, t: int, actions: np.ndarray) -> None:
         spent = time.process_time() - self._start
-        if spent > self.seconds:
+        allowed = self.seconds * t if self.per_round else self.seconds
+        if spent > allowed:
             message = (
                 f"{spent:,.1f} CPU-s by round {t} of a task, over its share "
-                f"{self.seconds:,.3g} of the budget"
+                f"{allowed:,.3g} of the budget"
             )
             raise BudgetExceeded(message, spent / (t * self._replicates))
 
@@ -120,18 +124,16 @@ def probe(family: Family, suite: str, policy: str) -> tuple[str, str, float]:
     size = family.sizes[suite]
     units = size.horizon * size.instances * size.replicates
     spec = family.spec(suite, entry(policy)).replace(replicates=1)
+    rounds = probe_rounds(size.horizon)
     try:
         with threadpool_limits(limits=1), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             run = SpecExperiment(spec).setup(0, policy, [0])
             start = time.process_time()
-            for rounds in range(1, probe_rounds(size.horizon) + 1):
-                actions = run.policy.select()
-                run.policy.update(actions, run.env.step(actions))
-                cost = (time.process_time() - start) / rounds
-                if cost * units > size.budget:
-                    projected = f"{cost * units:,.0f} CPU-s projected"
-                    return "too slow", f"{projected} > budget {size.budget:,.0f}", cost
+            simulate(run.env, run.policy, np.array([rounds]), [Deadline(size.budget / units, True)])
+    except BudgetExceeded as error:
+        cost = error.args[1]
+        return "too slow", f"{cost * units:,.0f} CPU-s projected > budget {size.budget:,.0f}", cost
     except Exception as error:  # noqa: BLE001 - a user's policy may fail in any way
         return "error", f"{type(error).__name__}: {error}", float("nan")
     return "ran", "", (time.process_time() - start) / rounds

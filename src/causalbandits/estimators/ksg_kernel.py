@@ -22,28 +22,6 @@ _READONLY_VECTOR = types.Array(types.float64, 1, "C", readonly=True)
 _INDEX = types.Array(types.int64, 1, "C")
 
 
-@numba.njit(types.int64(_VECTOR, types.float64), cache=True)
-def _count_below(ordered: np.ndarray, value: float) -> int:
-    """``#{j: ordered[j] < value}`` (``searchsorted(..., side="left")``), branch-free."""
-    base, length = 0, ordered.size
-    while length > 1:
-        half = length >> 1
-        base += half * (ordered[base + half] < value)
-        length -= half
-    return base + (ordered[base] < value)
-
-
-@numba.njit(types.int64(_VECTOR, types.float64), cache=True)
-def _count_up_to(ordered: np.ndarray, value: float) -> int:
-    """``#{j: ordered[j] <= value}`` (``searchsorted(..., side="right")``), branch-free."""
-    base, length = 0, ordered.size
-    while length > 1:
-        half = length >> 1
-        base += half * (ordered[base + half] <= value)
-        length -= half
-    return base + (ordered[base] <= value)
-
-
 @numba.njit(types.void(_VECTOR, _INDEX, types.float64, types.int64), cache=True)
 def _insert(best: np.ndarray, where: np.ndarray, distance: float, j: int) -> None:
     """Insert ``distance`` (of sample position ``j``) into the ascending ``best``, dropping
@@ -124,12 +102,10 @@ def ksg_block_terms(
             x_low, x_high = min(x_low, x_ordered[where[m]]), max(x_high, x_ordered[where[m]])
             y_low, y_high = min(y_low, y_by_x[where[m]]), max(y_high, y_by_x[where[m]])
         reach = max(x_i - x_low, x_high - x_i)
-        n_x = _count_up_to(x_ordered, max(x_i + reach, x_high)) - _count_below(
-            x_ordered, min(x_i - reach, x_low)
-        )
+        n_x = np.searchsorted(x_ordered, max(x_i + reach, x_high), side="right")
+        n_x -= np.searchsorted(x_ordered, min(x_i - reach, x_low), side="left")
         reach = max(y_i - y_low, y_high - y_i)
-        n_y = _count_up_to(y_ordered, max(y_i + reach, y_high)) - _count_below(
-            y_ordered, min(y_i - reach, y_low)
-        )
+        n_y = np.searchsorted(y_ordered, max(y_i + reach, y_high), side="right")
+        n_y -= np.searchsorted(y_ordered, min(y_i - reach, y_low), side="left")
         terms[i] = psi[n_x - 2] + psi[n_y - 2]  # counts include i: n(i) = count - 1
     return tied[:n_tied]
