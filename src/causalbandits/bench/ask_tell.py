@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from causalbandits.experiments.spec import import_object
+from causalbandits.lookup import import_object
 
 
 def is_ask_tell(cls: object) -> bool:

@@ -108,6 +108,25 @@ class CausalBOProblem:
         return CausalDAG(adjacency, list(self.names) if self.names else None)
 
 
+def told_problem(
+    network: FunctionNetwork,
+    noise: NoiseModel,
+    objective: Objective | None = None,
+    noise_std: float = 0.0,
+) -> CausalBOProblem:
+    """What a learner is told about ``network`` with ``noise``: the graph, the actions'
+    inputs, the ``objective`` (default the last node) and the noise level and variances."""
+    return CausalBOProblem(
+        parents=network.parents,
+        active_inputs=network.active_inputs,
+        n_actions=network.n_actions,
+        objective=TargetNode() if objective is None else objective,
+        noise_std=float(noise_std),
+        names=network.names,
+        noise_variance=tuple(float(v) for v in noise.variance),
+    )
+
+
 class MonteCarloReward:
     """``E[obj(x) | a]`` by Monte Carlo with common random numbers (decisions: excbo 12).
 
@@ -209,15 +228,7 @@ class FunctionNetworkBandit(ReplicatedEnvironment):
         if self.optimal_action.shape != (network.n_actions,):
             raise ValueError(f"optimal_action must have shape ({network.n_actions},)")
         self.optimum = float(self.expected_reward(self.optimal_action))
-        self._problem = CausalBOProblem(
-            parents=network.parents,
-            active_inputs=network.active_inputs,
-            n_actions=network.n_actions,
-            objective=TargetNode() if objective is None else objective,
-            noise_std=float(noise_std),
-            names=network.names,
-            noise_variance=tuple(float(v) for v in noise.variance),
-        )
+        self._problem = told_problem(network, noise, objective, noise_std)
 
     @property
     def problem(self) -> CausalBOProblem:

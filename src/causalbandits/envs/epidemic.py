@@ -25,7 +25,13 @@ import numpy as np
 from scipy.optimize import minimize
 
 from causalbandits.envs.bo_problems import make_noise, problem_horizon
-from causalbandits.envs.causal_bo import FunctionNetworkBandit, MonteCarloReward, Objective
+from causalbandits.envs.causal_bo import (
+    CausalBOProblem,
+    FunctionNetworkBandit,
+    MonteCarloReward,
+    Objective,
+    told_problem,
+)
 from causalbandits.graphs.dag import CausalDAG
 from causalbandits.scm.function_network import FunctionNetwork, Mechanism
 from causalbandits.scm.noise import NoiseModel
@@ -175,6 +181,20 @@ def epidemic_calibration(
         noise_std=sigma,
         objective=objective,
         propagate_noise=propagate_noise,
+    )
+
+
+def calibration_problem(
+    sigma: float = 0.2, noise: str | NoiseModel = "mixture", target: Sequence[float] | None = None
+) -> CausalBOProblem:
+    """What a learner is told about the calibration problem (the network, the 13 rates'
+    inputs, the objective, the noise level), without the environment's optimum search: the
+    problem of a persistent study calibrating a real epidemic."""
+    return told_problem(
+        epidemic_network(),
+        make_noise(noise, PERIODS * GROUPS, sigma),
+        SquaredErrorToTarget(_check_target(target)),
+        sigma,
     )
 
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 import inspect
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,17 +20,15 @@ import numpy as np
 import yaml
 
 from causalbandits.experiments.recorders import RECORDERS
+from causalbandits.lookup import (
+    DOTTED,
+    ENVIRONMENTS,
+    plain,
+    resolve_environment,
+    resolve_policy,
+)
 from causalbandits.policies import POLICIES
 from causalbandits.validation import count
-
-#: Short environment names -> dotted paths of factories ``(horizon=..., **params) -> env``
-#: in the ``envs`` layer (imported when used, so that listing them costs nothing). A factory
-#: with an ``instance_seeds`` parameter builds one random instance per replicate from them.
-ENVIRONMENTS: dict[str, str] = {
-    "robust-lcb": "causalbandits.envs.robust_lcb:make_environment",
-    "csl-ucb": "causalbandits.envs.csl_ucb:make_environment",
-    "mixed-sign": "causalbandits.envs.mixed_sign:mixed_sign_bandit",
-}
 
 #: Columns of the results and summary tables; setting parameters may not reuse these names.
 RESERVED_COLUMNS = (
@@ -54,45 +50,6 @@ RECORDER_LIST = f"a list of recorder names ({', '.join(sorted(RECORDERS))})"
 ENVIRONMENT = "a string: a short name or a 'module:function' path"
 POLICY = "a string: a short name or a 'module:Class' path"
 SWEEP = "the name of a setting parameter (a string)"
-
-_DOTTED = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-
-
-def import_object(path: str) -> Any:
-    """Import ``"package.module:attribute"``."""
-    if not _DOTTED.match(path):
-        raise ValueError(f"expected a dotted path 'module:attribute', got {path!r}")
-    module_name, attribute = path.split(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ImportError(f"cannot import module {module_name!r} of {path!r}: {error}") from error
-    for part in attribute.split("."):
-        if not hasattr(obj, part):
-            raise ImportError(f"module {module_name!r} has no attribute {attribute!r}")
-        obj = getattr(obj, part)
-    return obj
-
-
-def resolve_policy(policy: str) -> type:
-    """The policy class of a registry short name or a ``"module:Class"`` path."""
-    return import_object(policy) if ":" in policy else POLICIES[policy]
-
-
-def resolve_environment(environment: str) -> Any:
-    """The environment factory of a short name or a ``"module:function"`` path."""
-    return import_object(ENVIRONMENTS.get(environment, environment))
-
-
-def plain(value: Any) -> Any:
-    """Numpy scalars and tuples -> plain Python, so YAML, JSON and fingerprints agree."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 def _by_setting(value: Any) -> bool:
@@ -234,7 +191,7 @@ class ExperimentSpec:
     def _validate(self) -> None:
         expect(isinstance(self.name, str) and self.name, "name", "a non-empty string", self.name)
         expect(isinstance(self.environment, str), "environment", ENVIRONMENT, self.environment)
-        if self.environment not in ENVIRONMENTS and not _DOTTED.match(self.environment):
+        if self.environment not in ENVIRONMENTS and not DOTTED.match(self.environment):
             raise ValueError(
                 f"environment: unknown environment {self.environment!r}; known: "
                 f"{', '.join(sorted(ENVIRONMENTS))}, or a 'module:function' path"
@@ -397,7 +354,7 @@ def check_algorithm(label: Any, policy: Any, params: Any, where: str) -> None:
     expect(isinstance(label, str) and label, f"{where}.label", "a non-empty string", label)
     expect(isinstance(policy, str), f"{where}.policy", POLICY, policy)
     if ":" in policy:
-        if not _DOTTED.match(policy):
+        if not DOTTED.match(policy):
             raise ValueError(f"{where}.policy: {policy!r} is not a 'module:Class' path")
     elif policy not in POLICIES:
         raise ValueError(

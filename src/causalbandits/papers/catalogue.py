@@ -48,6 +48,9 @@ def paper_of(name: str) -> str:
 class UnknownExperimentError(KeyError):
     """Raised for a name that is not in ``EXPERIMENTS``."""
 
+    #: The command line's exit code for it (bad usage).
+    exit_code = 2
+
     def __str__(self) -> str:
         return str(self.args[0])
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -83,13 +84,18 @@ class Budget:
     #: Size of the initial uniform design; ``None``: ``2(|A| + 1)``, MCBO's (decisions:
     #: excbo 9).
     n_init: int | None = None
-    #: The acquisition optimiser's multi-start settings (decisions: excbo 18).
+    #: The acquisition optimiser's multi-start settings (decisions: excbo 18); a mapping of
+    #: its fields is accepted (JSON and YAML specs, persistent studies).
     optimiser: AcquisitionOptimiser = AcquisitionOptimiser()
     #: Monte Carlo samples of a sampled acquisition: EXCBO's ``S`` draws of ``p(U)``
     #: (decisions: excbo 7), MCBO's noise draws, EICF's QMC samples (GP-UCB's is analytic).
     samples: int = MC_SAMPLES
 
     def __post_init__(self) -> None:
+        if isinstance(self.optimiser, Mapping):
+            object.__setattr__(self, "optimiser", AcquisitionOptimiser(**self.optimiser))
+        if not isinstance(self.optimiser, AcquisitionOptimiser):
+            raise TypeError(f"optimiser must be an AcquisitionOptimiser, got {self.optimiser!r}")
         object.__setattr__(self, "n_init", optional(count, "n_init", self.n_init))
         object.__setattr__(self, "samples", count("samples", self.samples))
 
@@ -132,8 +138,8 @@ class SequentialOptimizer(ABC):
     ) -> None:
         """Forget all data; ``seed``: a root seed or a ``SeedSequence`` (or a list of one:
         the round loop's one replicate)."""
-        (sequence,) = as_seed_sequences(seed, 1)
-        self.rng = np.random.default_rng(sequence)
+        (self.seed_sequence,) = as_seed_sequences(seed, 1)
+        self.rng = np.random.default_rng(self.seed_sequence)
         self.design = self.rng.random((self.n_init, self.problem.n_actions))
         self.actions = np.empty((0, self.problem.n_actions))
         self.values = np.empty((0, self.n_nodes))
@@ -142,7 +148,18 @@ class SequentialOptimizer(ABC):
         """The next action to play, ``(|A|,)`` in ``[0, 1]``."""
         if len(self.actions) < self.n_init:
             return self.design[len(self.actions)].copy()
-        seed = int(self.rng.integers(2**31))
+        return self.proposal(int(self.rng.integers(2**31)))
+
+    def proposal_seeds(self, count: int) -> np.ndarray:
+        """The seeds of the first ``count`` proposals after the design: the stream
+        :meth:`suggest` draws from, recomputed from the seed (persistent studies)."""
+        rng = np.random.default_rng(self.seed_sequence)
+        rng.random((self.n_init, self.problem.n_actions))
+        return rng.integers(2**31, size=count)
+
+    def proposal(self, seed: int) -> np.ndarray:
+        """:meth:`propose` under torch seed ``seed`` with one torch thread, clipped to
+        ``[0, 1]``."""
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
@@ -184,6 +201,15 @@ class SequentialOptimizer(ABC):
     @abstractmethod
     def propose(self, seed: int) -> np.ndarray:
         """The maximiser of the acquisition given the data (called after the design)."""
+
+    def proposal_memory(self) -> Any:
+        """What the last proposal left for later ones, as plain JSON data (``None``: the
+        policy keeps nothing between proposals beyond its data)."""
+        return None
+
+    def restore_memory(self, memories: Sequence[Any]) -> None:
+        """Take back the :meth:`proposal_memory` of every earlier proposal, in order."""
+        return None
 
     # ------------------------------------------------------------------ round loop
 

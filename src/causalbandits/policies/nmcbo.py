@@ -386,3 +386,13 @@ class NMCBO(SequentialOptimizer):
         best = take(trained, [int(torch.argmax(scores))])
         self.chosen.append(best)
         return self.nets.actions(best)[0].numpy()
+
+    def proposal_memory(self) -> dict[str, list]:
+        """The chosen networks of the last proposal (the next proposals' warm start)."""
+        return {name: value.tolist() for name, value in self.chosen[-1].items()}
+
+    def restore_memory(self, memories: Sequence[dict[str, list]]) -> None:
+        self.chosen = [
+            {name: torch.tensor(value, dtype=DTYPE) for name, value in memory.items()}
+            for memory in memories
+        ]
