@@ -5,7 +5,10 @@ command line speaks JSON. Reliability with real processes: tests/test_study_reli
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +50,7 @@ def dropwave_feedback(actions: list) -> list[list[float]]:
     return [env.step(np.asarray(a)[None])[0].tolist() for a in actions]
 
 
-@pytest.mark.parametrize("policy", ["gp-ucb", "excbo", "nmcbo"])
+@pytest.mark.parametrize("policy", ["gp-ucb", "eicf", "mcbo", "excbo", "nmcbo"])
 def test_bo_study_in_turn_plays_the_in_memory_loop(tmp_path: Path, policy: str) -> None:
     options = {"reinits": 3, "max_steps": 20, "selection_samples": 16} if policy == "nmcbo" else {}
     options.update({} if policy == "nmcbo" else {**SMALL, "samples": 8})
@@ -249,3 +252,28 @@ def test_the_command_line_speaks_json(
     csv_path = tmp_path / "study.csv"
     run_cli(capsys, "study", "export", "cli", "--format", "csv", "--out", str(csv_path), *storage)
     assert csv_path.read_text().splitlines()[0].startswith("number,action,state,observation")
+
+
+def test_the_lab_loop_killed_and_restarted_ends_where_an_uninterrupted_one_does(
+    tmp_path: Path,
+) -> None:
+    """examples/study/restart_demo.sh (the worked example, at tiny budgets): the shell loop
+    over the command line, SIGKILLed after 2 of 3 told evaluations (the third is the first
+    BO proposal) and started again."""
+    command = tmp_path / "causalbandits"
+    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m causalbandits.cli "$@"\n')
+    command.chmod(0o755)
+    options = {"n_init": 2, "samples": 8, "optimiser": {"restarts": 1, "raw_samples": 8}}
+    settings = {"CB": str(command), "PYTHON": sys.executable, "OPTIONS": json.dumps(options)}
+    script = Path(__file__).parents[1] / "examples" / "study" / "restart_demo.sh"
+    result = subprocess.run(
+        [str(script), str(tmp_path / "demo")],
+        env={**os.environ, **settings, "EVALUATIONS": "3", "KILL_AFTER": "2"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "same best action: yes" in result.stdout
+    for run in ("uninterrupted", "restarted"):
+        assert json.loads((tmp_path / "demo" / f"{run}.json").read_text())["complete"] == 3

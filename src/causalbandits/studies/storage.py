@@ -169,14 +169,6 @@ class Storage:
             ).scalar_one()
             yield connection, int(version)
 
-    def version(self, study_id: int) -> int:
-        with self.engine.connect() as connection:
-            return int(
-                connection.execute(
-                    sa.select(STUDIES.c.version).where(STUDIES.c.id == study_id)
-                ).scalar_one()
-            )
-
     def changes(self, study_id: int, after: int) -> tuple[int, list[Evaluation]]:
         """The study's version and every evaluation asked or finished after version
         ``after``, in one consistent read: one snapshot for both queries (SQLite's
