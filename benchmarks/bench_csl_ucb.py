@@ -8,7 +8,7 @@ One system at a time (R = 1), one core, averaged over the first ``--systems`` sy
 E3 (its replicates, with their noise). Reports milliseconds per round and the ratio to the
 floor (the same environment driven by the random policy). The peer (the authors' public
 code) is not timed here, so no ratio against it is reported: a peer's cost is only
-comparable timed side by side (README, Speed). Then the same systems as the vectorised
+comparable timed side by side (docs/speed.md). Then the same systems as the vectorised
 replicates of one environment, as E3's tasks run them: milliseconds per round and system.
 Results go to stdout and to ``benchmarks/results/csl_ucb.json``.
 """

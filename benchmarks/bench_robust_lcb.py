@@ -8,8 +8,8 @@ Usage::
 Reports milliseconds per round per replicate at R = 100 replicates (vectorised) and at
 R = 1, and the ratio to the floor (the same environment driven by the random policy). The
 peer (the public LinSEM-UCB script of the paper authors' group) is not timed here, so no
-ratio against it is reported: a peer's cost is only comparable timed side by side (README,
-Speed). Results go to stdout and, as JSON, to ``benchmarks/results/robust_lcb.json``.
+ratio against it is reported: a peer's cost is only comparable timed side by side
+(docs/speed.md). Results go to stdout and, as JSON, to ``benchmarks/results/robust_lcb.json``.
 """
 
 from __future__ import annotations

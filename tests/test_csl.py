@@ -352,7 +352,8 @@ def test_population_weights_are_the_least_squares_of_many_samples():
 
 def test_population_csl_loses_most_true_edges_of_a_mixed_sign_network():
     # The printed rule's failure at N = 50 is not a sample-size effect: with exact moments
-    # it keeps 8-23 of the 67-78 true edges of the benchmark networks (README).
+    # it keeps 8-23 of the 67-78 true edges of the benchmark networks
+    # (docs/reproductions/mixed-sign.md).
     sem = mixed_sign_bandit(10, 0).sem
     true = sem.weights != 0
     printed = population_of(sem)

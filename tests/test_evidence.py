@@ -154,7 +154,7 @@ def test_scoreboard_counts_causes_and_stale_entries(tmp_path: Path) -> None:
     assert page.index("## Paper B") < page.index("## Paper A")
     assert "| Paper A | 0 | 0 | 1 | 1 | 0 | 2 |" in page
     assert "| all | 1 | 0 | 1 | 1 | 0 | 3 |" in page
-    assert "B is tuned ([source](../../docs/decisions/a.md#1))" in page
+    assert "B is tuned ([source](../decisions/a.md#1))" in page
     assert "no cause recorded yet" in page  # "falls" has none
     save_claims(second, [Claim.check("p", "1", False)], "Paper B", "Table 2")
     assert "| p | - | 1 | not reproduced | - | a sensitivity run |" in scoreboard(tmp_path)

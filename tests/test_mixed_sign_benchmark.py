@@ -61,7 +61,8 @@ def test_the_report_checks_each_network_with_paired_differences():
         "| network 0: LinSEM-TS has the lowest regret | lowest: LinSEM-TS; LinSEM-TS - CSL-UCB: "
         f"difference -40 ± 7 | holds | {test} 3 of 3 |"
     ) in report
-    # CSL's limit on the network (population_subgraphs; README: 16 of 72 true edges kept).
+    # CSL's limit on the network (population_subgraphs; docs/reproductions/mixed-sign.md:
+    # 16 of 72 true edges kept).
     assert "## CSL with infinitely many observational samples" in report
     assert "| network 0 | 72 | 16 / 3 / 21 |" in report
 

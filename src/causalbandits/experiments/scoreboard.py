@@ -13,6 +13,7 @@ claim.
 from __future__ import annotations
 
 import json
+import posixpath
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -27,8 +28,9 @@ CLAIMS_FILE = "claims.json"
 CAUSES_FILE = "causes.yaml"
 #: The key of a cause that covers every claim of its folder without an entry of its own.
 ANY_CLAIM = "*"
-#: Where the scoreboard page sits, relative to the repository's root (links are rewritten).
-PAGE_DEPTH = 2
+#: Where the scoreboard page sits, relative to the repository's root: causes' links (paths
+#: from the root) are rewritten relative to it, so they resolve on the site and on GitHub.
+PAGE_FOLDER = "docs/results"
 #: The verdicts that need a recorded cause on the scoreboard.
 NEEDS_CAUSE = (Verdict.NOT_SIGNIFICANT, Verdict.CONTRADICTED, Verdict.NOT_REPRODUCED)
 
@@ -111,7 +113,9 @@ def _cause(causes: Mapping[str, Mapping[str, str]], text: str) -> str:
     link = entry.get("link")
     if not link:
         return entry["cause"]
-    return f"{entry['cause']} ([source]({'../' * PAGE_DEPTH}{link}))"
+    path, anchor = link.partition("#")[::2]
+    relative = posixpath.relpath(path, PAGE_FOLDER) + (f"#{anchor}" if anchor else "")
+    return f"{entry['cause']} ([source]({relative}))"
 
 
 def _count_row(name: str, claims: Sequence[Claim]) -> list[object]:

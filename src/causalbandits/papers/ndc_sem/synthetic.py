@@ -18,7 +18,7 @@ Instances (decisions: ndc-sem 14; the paper gives the graph and ``beta`` not in 
 default every replicate draws its own instance (graph and ``beta`` schedule) with that generator;
 ``instances="fixed"`` shares instance 0 across replicates (the paper's single Fig. 5
 schedule). The experiment is a :class:`~causalbandits.experiments.grid.TaskGrid` over
-(delay, algorithm[, lam][, xi]) whose chunks run the one round loop with the recorders of
+``(delay, algorithm[, lam][, xi])`` whose chunks run the one round loop with the recorders of
 regret, optimal share, super-arm overlap (OR), ``MSE(A_hat)`` and lock-ins (runs of at least
 ``ceil(D / 2)`` rounds on one base arm outside ``x*_t``). Seeds: the library's one layout
 (:func:`~causalbandits.random.replicate_seeds`) with no seed axis (``SEED_AXES = ()``), so every

@@ -9,10 +9,10 @@ robust-lcb A6). The first plan's default (every intervened column negated in the
 ``C/2`` rounds) lets both
 baselines recover within a few thousand rounds in our runs, far from the "nearly the worst
 possible regret" the paper shows. The preset therefore uses a design that spends the same
-budget the way an adversary would (measured in the README): the interventional columns
-are negated depth by depth, the reward node first and then its parents, each group for at
-most 16 rounds (the number of arms) with a per-round deviation ``max(2, C/16)``. The
-accountant checks that eq. 6 totals exactly ``C``.
+budget the way an adversary would (measured in docs/reproductions/robust-lcb.md): the
+interventional columns are negated depth by depth, the reward node first and then its
+parents, each group for at most 16 rounds (the number of arms) with a per-round deviation
+``max(2, C/16)``. The accountant checks that eq. 6 totals exactly ``C``.
 """
 
 from __future__ import annotations

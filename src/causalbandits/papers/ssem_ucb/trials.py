@@ -3,11 +3,11 @@ synthetic trials (Sec. V-A, App. -G1; Figs. 2, 4 and 5).
 
 Every replicate draws its own instance of the trial's design (:mod:`~causalbandits.envs.
 separable_instances`); all algorithms see the same instances and the same base-arm signals
-(common random numbers: no grid axis changes the seeds). The grid is (algorithm[, radius
-scale][, bonus scale]) times chunks of replicates; each chunk runs the one round loop over its
-replicates at once and records the regret, its time average ``R(t)/t`` (the paper's metric),
-the optimal share, the super arm played at each recorded round (``regret_now``,
-``optimal_now``) and the loop's wall time (``elapsed``).
+(common random numbers: no grid axis changes the seeds). The grid is
+``(algorithm[, radius scale][, bonus scale])`` times chunks of replicates; each chunk runs the
+one round loop over its replicates at once and records the regret, its time average ``R(t)/t``
+(the paper's metric), the optimal share, the super arm played at each recorded round
+(``regret_now``, ``optimal_now``) and the loop's wall time (``elapsed``).
 
 The endogenous noise is on the observations (the designs' ``noise_placement="observation"``,
 Sec. V-A), so the expected payoffs are the noise-free SEM's; ``design={"noise_placement":
