@@ -50,6 +50,18 @@ def dropwave_feedback(actions: list) -> list[list[float]]:
     return [env.step(np.asarray(a)[None])[0].tolist() for a in actions]
 
 
+def play(study: Study, env: object, rounds: int, seed: int = 1) -> list:
+    """Ask and tell ``rounds`` times, the feedback from ``env`` (reset with ``seed``); the
+    actions played."""
+    env.reset(seed=seed, replicates=1)
+    played = []
+    for _ in range(rounds):
+        number, action = study.ask()
+        study.tell(number, env.step(np.asarray(action)[None])[0].tolist())
+        played.append(action)
+    return played
+
+
 @pytest.mark.parametrize("policy", ["gp-ucb", "eicf", "mcbo", "excbo", "nmcbo"])
 def test_bo_study_in_turn_plays_the_in_memory_loop(tmp_path: Path, policy: str) -> None:
     options = {"reinits": 3, "max_steps": 20, "selection_samples": 16} if policy == "nmcbo" else {}
@@ -57,12 +69,7 @@ def test_bo_study_in_turn_plays_the_in_memory_loop(tmp_path: Path, policy: str) 
     options["n_init"] = 3
     study = Study.create("s", StudySpec(DROPWAVE, policy, options=options, seed=4), url(tmp_path))
     env = dropwave(horizon=6)
-    env.reset(seed=1, replicates=1)
-    played = []
-    for _ in range(6):
-        number, action = study.ask()
-        study.tell(number, env.step(np.asarray(action)[None])[0].tolist())
-        played.append(action)
+    played = play(study, env, 6)
     reference = POLICIES.build(policy, dropwave(horizon=6), **options)
     reference.reset(4)
     env.reset(seed=1, replicates=1)
@@ -76,12 +83,7 @@ def test_bandit_study_in_turn_plays_the_round_loop(tmp_path: Path) -> None:
     spec = StudySpec("mixed-sign", "linsem-ucb", params={"horizon": 100, "instance": 1}, seed=5)
     study = Study.create("b", spec, url(tmp_path))
     env = mixed_sign_bandit(horizon=100, instance=1)
-    env.reset(seed=2, replicates=1)
-    played = []
-    for _ in range(30):
-        number, action = study.ask()
-        study.tell(number, env.step(np.asarray(action)[None])[0].tolist())
-        played.append(action)
+    played = play(study, env, 30, seed=2)
     policy = POLICIES.build("linsem-ucb", env)
     policy.reset(as_seed_sequences(5, 1))
     env.reset(seed=2, replicates=1)

@@ -215,18 +215,14 @@ class Study:
                 raise StudyError(f"evaluation {number} was already told another observation")
             if current.state == FAILED:
                 raise StudyError(f"evaluation {number} failed ({current.reason}): ask again")
-            connection.execute(
-                EVALUATIONS.update()
-                .where((EVALUATIONS.c.study_id == self.id) & (EVALUATIONS.c.number == number))
-                .values(
-                    state=COMPLETE,
-                    observation=json.dumps(values),
-                    objective=objective,
-                    finished_version=version + 1,
-                    finished_at=time.time(),
-                )
+            self._finish(
+                connection,
+                version,
+                number,
+                state=COMPLETE,
+                observation=json.dumps(values),
+                objective=objective,
             )
-            bump(connection, self.id, version)
         return objective
 
     def fail(self, number: int, reason: str) -> None:
@@ -238,17 +234,17 @@ class Study:
                 return
             if current.state == COMPLETE:
                 raise StudyError(f"evaluation {number} was already told: it cannot fail")
-            connection.execute(
-                EVALUATIONS.update()
-                .where((EVALUATIONS.c.study_id == self.id) & (EVALUATIONS.c.number == number))
-                .values(
-                    state=FAILED,
-                    reason=str(reason),
-                    finished_version=version + 1,
-                    finished_at=time.time(),
-                )
-            )
-            bump(connection, self.id, version)
+            self._finish(connection, version, number, state=FAILED, reason=str(reason))
+
+    def _finish(self, connection: Any, version: int, number: int, **columns: Any) -> None:
+        """Record the end of evaluation ``number`` (its new ``columns``) at the next version,
+        inside :meth:`Storage.locked`."""
+        connection.execute(
+            EVALUATIONS.update()
+            .where((EVALUATIONS.c.study_id == self.id) & (EVALUATIONS.c.number == number))
+            .values(**columns, finished_version=version + 1, finished_at=time.time())
+        )
+        bump(connection, self.id, version)
 
     def _expire(self) -> None:
         """Pending evaluations older than ``expire_after`` stop counting as pending."""
