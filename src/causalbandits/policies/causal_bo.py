@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,6 +106,24 @@ def default_initial_design(problem: CausalBOProblem) -> int:
     return 2 * (problem.n_actions + 1)
 
 
+@contextmanager
+def seeded_torch(seed: int) -> Iterator[None]:
+    """One torch thread and torch's generator seeded with ``seed`` (restored after), BoTorch's
+    optimisation warnings silenced: a computation's floats then depend on ``seed`` only."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(), warnings.catch_warnings():
+            torch.manual_seed(seed)
+            warnings.simplefilter("ignore", OptimizationWarning)
+            warnings.simplefilter("ignore", BadInitialCandidatesWarning)
+            # EICF keeps qEI (decisions: excbo 11)
+            warnings.simplefilter("ignore", NumericsWarning)
+            yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 class SequentialOptimizer(ABC):
     """Ask/tell optimiser of ``E[objective(x) | a]`` over ``a in [0, 1]^|A|``.
 
@@ -160,18 +179,8 @@ class SequentialOptimizer(ABC):
     def proposal(self, seed: int) -> np.ndarray:
         """:meth:`propose` under torch seed ``seed`` with one torch thread, clipped to
         ``[0, 1]``."""
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            with torch.random.fork_rng(), warnings.catch_warnings():
-                torch.manual_seed(seed)
-                warnings.simplefilter("ignore", OptimizationWarning)
-                warnings.simplefilter("ignore", BadInitialCandidatesWarning)
-                # EICF keeps qEI (decisions: excbo 11)
-                warnings.simplefilter("ignore", NumericsWarning)
-                action = self.propose(seed)
-        finally:
-            torch.set_num_threads(threads)
+        with seeded_torch(seed):
+            action = self.propose(seed)
         return np.clip(action, 0.0, 1.0)
 
     def observe(self, action: np.ndarray, node_values: np.ndarray) -> None:

@@ -13,14 +13,12 @@ uniform point (from its seed): the models need the design's data.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
-from causalbandits.policies.causal_bo import SequentialOptimizer
+from causalbandits.policies.causal_bo import SequentialOptimizer, seeded_torch
 from causalbandits.studies.pending import believed_values
 from causalbandits.studies.storage import COMPLETE, PENDING, Evaluation
 
@@ -80,9 +78,7 @@ class BOEngine:
         values = np.array([self.told[k][1] for k in told])
         if self.pending:
             pending = np.array([self.pending[k] for k in sorted(self.pending)])
-            with torch.random.fork_rng(), warnings.catch_warnings():
-                torch.manual_seed(seed)
-                warnings.simplefilter("ignore")
+            with seeded_torch(seed):  # as the proposal: the same floats on any machine
                 believed = believed_values(policy.specs, policy.order, actions, values, pending)
             actions, values = np.vstack([actions, pending]), np.vstack([values, believed])
         policy.actions, policy.values = actions, values
