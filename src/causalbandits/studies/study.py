@@ -194,8 +194,19 @@ class Study:
                 )
             )
             bump(connection, self.id, version)
-        evaluation = Evaluation(number, action, PENDING, None, None, None, memory, version + 1,
-                                None, now, None)  # fmt: skip
+        evaluation = Evaluation(
+            number=number,
+            action=action,
+            state=PENDING,
+            observation=None,
+            objective=None,
+            reason=None,
+            memory=memory,
+            asked_version=version + 1,
+            finished_version=None,
+            asked_at=now,
+            finished_at=None,
+        )
         self.engine.accept(evaluation)
         self.rows[number] = evaluation
         if version == self.version:
