@@ -36,7 +36,6 @@ from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.random_systems import random_soft_intervention_sem
 from causalbandits.estimators import csl
-from causalbandits.estimators.mutual_information import compiled_kernel
 from causalbandits.estimators.subgraph import SubgraphData
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,13 +46,13 @@ GOALS_S = {50: 1.0, 107: 5.0}
 BEFORE = "c9fc6da"
 
 
-def head_csl() -> types.ModuleType:
-    """``csl.py`` and ``mutual_information.py`` as of commit :data:`BEFORE`, as scratch
-    modules."""
+def load_before(commit: str = BEFORE) -> types.ModuleType:
+    """``csl.py`` and ``mutual_information.py`` as of ``commit``, as scratch modules (the
+    other modules are the working tree's)."""
 
     def show(path: str) -> str:
         return subprocess.run(
-            ["git", "-C", str(ROOT), "show", f"{BEFORE}:{path}"],
+            ["git", "-C", str(ROOT), "show", f"{commit}:{path}"],
             capture_output=True,
             text=True,
             check=True,
@@ -69,7 +68,7 @@ def head_csl() -> types.ModuleType:
             "from head_mutual_information import",
         )
         module = types.ModuleType(name)
-        module.__file__ = f"{BEFORE}:{path}"
+        module.__file__ = f"{commit}:{path}"
         sys.modules[name] = module
         exec(compile(source, module.__file__, "exec"), module.__dict__)
         modules[name] = module
@@ -111,9 +110,9 @@ def main() -> None:
     parser.add_argument("--before-repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=33)
     args = parser.parse_args()
-    head = head_csl()
+    head = load_before()
     rows = []
-    compiled_kernel()  # numba's one-off compile (or cache load) is not part of a step
+    one_step(csl, system_data(6, 0), 0)  # numba's one-off compile or cache load: not timed
     with threadpool_limits(limits=1):
         for n in args.nodes:
             data = system_data(n, args.seed + n)

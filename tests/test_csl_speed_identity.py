@@ -7,15 +7,20 @@ import pytest
 from scipy.special import digamma
 
 from causalbandits.envs.random_systems import random_csl_bandit, random_soft_intervention_sem
+from causalbandits.estimators import csl
 from causalbandits.estimators.csl import (
+    KSGEdgeScores,
     _find_cycle,
     is_acyclic,
     learn_joint_subgraphs,
     learn_subgraphs,
 )
 from causalbandits.estimators.mutual_information import (
-    KSGColumns,
+    _constants,
+    _sorting,
     ksg_mutual_information_columns,
+    ksg_terms,
+    ksg_value,
 )
 from causalbandits.estimators.subgraph import SubgraphData
 
@@ -32,32 +37,44 @@ def brute_ksg(xs: np.ndarray, ys: np.ndarray, k: int) -> float:
     n_x = (dx <= eps_x[:, None]).sum(axis=1) - 1
     n_y = (dy <= eps_y[:, None]).sum(axis=1) - 1
     psi = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n - 1))]) - np.euler_gamma
-    return float(digamma(k) - 1.0 / k - np.mean(psi[n_x - 1] + psi[n_y - 1]) + digamma(n))
+    total = np.cumsum(psi[n_x - 1] + psi[n_y - 1])[-1]  # the terms summed in sample order
+    return float(digamma(k) - 1.0 / k - total / n + digamma(n))
 
 
-def brute_columns(x, columns, k, generator, jitter=1e-10) -> np.ndarray:
+def standardise(values, generator, jitter=1e-10):
+    """Unit standard deviation per column, plus the jitter (the generator's next draws)."""
+    scale = values.std(axis=0)
+    scaled = values / np.where(scale > 0, scale, 1.0)
+    if jitter == 0:
+        return scaled
+    return scaled + jitter * generator.standard_normal(values.shape)
+
+
+def brute_columns(x, columns, k, generator) -> np.ndarray:
     """The eager KSG of every column: standardise, jitter (same draws), brute-force KSG."""
-
-    def standardise(values):
-        scale = values.std(axis=0)
-        scaled = values / np.where(scale > 0, scale, 1.0)
-        return scaled + jitter * generator.standard_normal(values.shape)
-
-    xs, ys = standardise(x), standardise(columns)
+    xs, ys = standardise(x, generator), standardise(columns, generator)
     return np.array([brute_ksg(xs, ys[:, j], k) for j in range(ys.shape[1])])
 
 
-def reference_csl(data, modes, nodes, k, weight, generator, cycle_edges_only=False):
+def reference_csl(
+    data, modes, nodes, k, weight, generator, cycle_edges_only=False, estimator=None, jitter=1e-10
+):
     """Algorithm 1 as printed: rescore the refitted node's edges eagerly, delete the first
-    highest-scoring edge until the union is acyclic (matrix powers)."""
+    highest-scoring edge until the union is acyclic (matrix powers). The jitter as CSL draws
+    it: each learned pair's samples once (slots, then nodes ascending), the residual at
+    every refit. ``estimator(xs, ys, k)``: brute-force KSG-2 by default."""
     from scipy.sparse.csgraph import connected_components
 
     n = data.n_nodes
     adjacency = np.zeros((len(modes), n, n), dtype=bool)
+    standardised = {}
     for slot, chosen in enumerate(nodes):
-        learned = np.arange(n) if chosen is None else np.asarray(chosen)
+        learned = np.arange(n) if chosen is None else np.unique(chosen)
         adjacency[slot][:, learned] = True
         adjacency[slot][np.arange(n), np.arange(n)] = False
+        for node in learned:
+            x = data.samples(node, modes[slot])[0]
+            standardised[slot, node] = standardise(x, generator, jitter)
     weights, scores = np.zeros(adjacency.shape), np.zeros(adjacency.shape)
 
     def refresh(slot, node):
@@ -68,8 +85,10 @@ def reference_csl(data, modes, nodes, k, weight, generator, cycle_edges_only=Fal
         if candidates.size == 0:
             return
         x, z = data.samples(node, modes[slot])
-        residual = z - x[:, candidates] @ b
-        information = brute_columns(residual, x[:, candidates], k, generator)
+        xs = standardise(z - x[:, candidates] @ b, generator, jitter)
+        ys = standardised[slot, node][:, candidates]
+        estimate = estimator or brute_ksg
+        information = np.array([estimate(xs, ys[:, j], k) for j in range(candidates.size)])
         if weight > 0:
             with np.errstate(divide="ignore"):
                 magnitude = np.abs(b)
@@ -106,21 +125,46 @@ def assert_same(results, reference):
         np.testing.assert_array_equal(result.weights, weights)
 
 
-def test_ksg_columns_match_brute_force_and_bounds_hold(rng):
-    n, p = 120, 4
+def test_ksg_columns_match_brute_force(rng):
+    n = 120
     x = rng.standard_normal(n)
     columns = np.column_stack([x + rng.standard_normal(n) * s for s in (0.1, 1.0, 3.0)])
-    columns = np.column_stack([columns, rng.standard_normal(n)])[:, :p]
+    columns = np.column_stack([columns, rng.standard_normal(n)])
     eager = ksg_mutual_information_columns(x, columns, k=5, rng=np.random.default_rng(3))
     reference = brute_columns(x, columns, 5, np.random.default_rng(3))
     np.testing.assert_array_equal(eager, reference)
-    lazy = KSGColumns(x, columns, k=5, rng=np.random.default_rng(3))
-    for j in (2, 0, 3, 1):  # any order, block by block
-        bounds = [lazy.bound(j)]
-        while not lazy.refine(j):
-            bounds.append(lazy.bound(j))
-        assert lazy.estimate(j) == eager[j]
-        assert np.all(np.diff(bounds) <= 1e-9) and min(bounds) >= eager[j]
+
+
+def test_edge_keys_bound_the_scores_and_the_selection_is_the_first_maximum(rng):
+    """After the first refits every key is at least the edge's exact score (eq. 25 by brute
+    force on the same standardised, jittered values), and :meth:`highest` returns the first
+    maximum of the exact scores with its exact score as key."""
+    sem = random_soft_intervention_sem(6, rng)
+    data = interventional_data(sem, 200, rng)
+    n, nodes = 6, np.arange(6)
+    scores = KSGEdgeScores(data, (0, 1), [nodes, nodes], 5, 1.0, np.random.default_rng(8))
+    reference = np.full((2, n, n), -np.inf)
+    generator = np.random.default_rng(8)
+    standardised = {
+        (slot, node): standardise(data.samples(node, slot)[0], generator)
+        for slot in (0, 1)
+        for node in nodes
+    }
+    for slot in (0, 1):
+        for node in nodes:
+            candidates = np.delete(nodes, node)
+            b = scores.refresh(slot, node, candidates)
+            x, z = data.samples(node, slot)
+            xs = standardise(z - x[:, candidates] @ b, generator)
+            ys = standardised[slot, node][:, candidates]
+            information = np.array([brute_ksg(xs, ys[:, j], 5) for j in range(candidates.size)])
+            reference[slot, candidates, node] = information - np.log(np.abs(b))
+    key = scores.edges[3]
+    assert np.all(key >= reference)
+    edge = scores.highest(None)
+    assert edge == np.unravel_index(np.argmax(reference), reference.shape)
+    assert key[edge] == reference[edge]
+    assert 0 < scores.edges[4].sum() < n * (n - 1) * 2  # some scores exact, not all
 
 
 def test_find_cycle_agrees_with_matrix_powers(rng):
@@ -158,22 +202,22 @@ def test_single_mode_csl_equals_reference_on_e1_systems(seed, preset, monkeypatc
     rng = np.random.default_rng(10 + seed)
     sem = random_soft_intervention_sem(7, rng, preset)
     data = interventional_data(sem, 300, rng)
-    work, objects = {"skipped": 0, "stopped": 0}, []
-    original_init = KSGColumns.__init__
+    work = {"skipped": 0, "stopped": 0}
 
-    def recording_init(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        objects.append(self)
+    class Recording(KSGEdgeScores):
+        def refresh(self, slot, node, candidates):  # tally the previous refit's work
+            done, key = self.edges[0][slot, :, node], self.edges[3][slot, :, node]
+            pair = self.pairs[slot, node]
+            size = self.fixed[1][pair + 1] - self.fixed[1][pair]
+            work["skipped"] += int(np.sum((done == 0) & (key > -np.inf)))
+            work["stopped"] += int(np.sum((done > 0) & (done < size)))
+            return super().refresh(slot, node, candidates)
 
-    monkeypatch.setattr(KSGColumns, "__init__", recording_init)
+    monkeypatch.setattr(csl, "KSGEdgeScores", Recording)
     ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
     got = learn_subgraphs(data, 0, k=5, weight=1.0, rng=ours)
     assert_same([got], reference_csl(data, (0,), (None,), 5, 1.0, theirs))
     assert ours.bit_generator.state == theirs.bit_generator.state
-    for information in objects:
-        started = information._partial
-        work["skipped"] += information.n_columns - len(started)
-        work["stopped"] += sum(not partial.finished for partial in started.values())
     assert work["skipped"] > 0 and work["stopped"] > 0
 
 
@@ -184,4 +228,34 @@ def test_cycle_edges_only_equals_reference(rng):
     reference = reference_csl(
         data, (0, 1), (None, None), 5, 1.0, np.random.default_rng(4), cycle_edges_only=True
     )
+    assert_same(got, reference)
+
+
+def test_tied_neighbours_go_through_the_tree(monkeypatch):
+    """Without jitter, on repeated rounds, the kernel hands tied samples to the KD-tree in
+    the middle of a selection; the graphs equal the reference's with the same terms."""
+    rng = np.random.default_rng(5)
+    sem = random_soft_intervention_sem(5, rng)
+    masks = rng.random((60, 5)) < 0.5
+    x = np.round(sem.sample(masks, rng), 1)
+    data = SubgraphData(5, sem.noise.mean)
+    data.extend(np.concatenate([x, x, x]), np.concatenate([masks, masks, masks]))
+    monkeypatch.setattr(csl, "JITTER", 0.0)
+    tied = []
+    original = KSGEdgeScores._tree_terms
+
+    def recording(self, slot, source, target, rows):
+        tied.append(rows.size)
+        original(self, slot, source, target, rows)
+
+    monkeypatch.setattr(KSGEdgeScores, "_tree_terms", recording)
+
+    def same_terms(xs, ys, k):
+        return ksg_value(ksg_terms(xs, _sorting(xs), ys, k, _constants(xs.size, k)[2]), k)
+
+    got = learn_joint_subgraphs(data, 5, 1.0, np.random.default_rng(0))
+    reference = reference_csl(
+        data, (0, 1), (None, None), 5, 1.0, None, estimator=same_terms, jitter=0.0
+    )
+    assert sum(tied) > 0
     assert_same(got, reference)

@@ -5,11 +5,12 @@ from scipy.special import digamma
 
 from causalbandits.estimators import mutual_information
 from causalbandits.estimators.mutual_information import (
-    KSGColumns,
     _constants,
-    _PartialKSG,
+    _sorting,
     ksg_mutual_information,
     ksg_mutual_information_columns,
+    ksg_terms,
+    ksg_value,
 )
 
 
@@ -125,22 +126,19 @@ def block_test_data(duplicates, n, rng):
 
 
 def tree_terms(xs, ys, k):
-    """Every sample's KSG-2 term through the KD-tree path of :class:`_PartialKSG`."""
-    partial = _PartialKSG(xs, np.sort(xs), ys, k)
-    partial._tree_terms(np.arange(xs.size))
-    return partial.terms
+    """Every sample's KSG-2 term through the KD-tree path."""
+    tree = cKDTree(np.column_stack([xs, ys]))
+    rows = np.arange(xs.size)
+    psi = _constants(xs.size, k)[2]
+    return mutual_information.tree_terms(tree, xs, ys, np.sort(xs), np.sort(ys), psi, k, rows)
 
 
 @pytest.mark.parametrize("duplicates", [False, True])
-def test_block_wise_terms_equal_a_straightforward_pass(duplicates, rng):
-    """The block-wise terms of :class:`_PartialKSG` equal per-point counts from the same
-    KD-tree neighbours, bit for bit, whatever the block sizes (ties included)."""
+def test_terms_equal_a_straightforward_pass(duplicates, rng):
+    """The terms of the KD-tree path, and of the kernel with the tree for tied samples,
+    equal per-point counts from the same KD-tree neighbours, bit for bit (ties included)."""
     n, k = 237, 5
     xs, ys = block_test_data(duplicates, n, rng)
-    partial = _PartialKSG(xs, np.sort(xs), ys, k)
-    for block in (1, 50, 7, None, None, n):
-        partial.advance(block)
-    assert partial.finished
     _, index = cKDTree(np.column_stack([xs, ys])).query(
         np.column_stack([xs, ys]), k=k + 1, p=np.inf
     )
@@ -150,29 +148,12 @@ def test_block_wise_terms_equal_a_straightforward_pass(duplicates, rng):
     neighbours = index[~is_self].reshape(n, k)
     psi = _constants(n, k)[2]
     n_x, n_y = straightforward_counts(xs, neighbours), straightforward_counts(ys, neighbours)
-    np.testing.assert_array_equal(partial.terms, psi[n_x - 1] + psi[n_y - 1])
-
-
-@pytest.mark.parametrize("duplicates", [False, True])
-@pytest.mark.parametrize("blocks", [(1, 50, 7, None, None), (None,) * 4, (13,) * 9, (400,)])
-def test_compiled_terms_equal_the_tree_path(duplicates, blocks, rng, monkeypatch):
-    """With and without the compiled kernel, the same terms, partial sums and estimate."""
-    pytest.importorskip("numba")
-    xs, ys = block_test_data(duplicates, 237, rng)
-
-    def run():
-        partial = _PartialKSG(xs, np.sort(xs), ys, 5)
-        partials = []
-        for block in blocks:
-            partial.advance(block)
-            partials.append(partial.partial)
-        return partial.value(), partials, partial.terms
-
-    compiled = run()
-    monkeypatch.setattr(mutual_information, "compiled_kernel", lambda: None)
-    tree = run()
-    assert compiled[:2] == tree[:2]
-    np.testing.assert_array_equal(compiled[2], tree[2])
+    expected = psi[n_x - 1] + psi[n_y - 1]
+    np.testing.assert_array_equal(tree_terms(xs, ys, k), expected)
+    terms = ksg_terms(xs, _sorting(xs), ys, k, psi)
+    np.testing.assert_array_equal(terms, expected)
+    head, tail, _ = _constants(n, k)
+    assert ksg_value(terms, k) == head - np.cumsum(expected)[-1] / n + tail
 
 
 @pytest.mark.parametrize(("duplicates", "k"), [(False, 1), (False, 5), (True, 1), (True, 5)])
@@ -196,31 +177,6 @@ def test_kernel_leaves_exactly_the_tied_samples_to_the_tree(duplicates, k, rng):
     own = np.setdiff1d(np.arange(n), tied)
     assert np.isnan(terms[tied]).all()
     np.testing.assert_array_equal(terms[own], tree_terms(xs, ys, k)[own])
-
-
-def test_column_bounds_follow_the_computed_terms_and_end_at_the_estimate(rng):
-    """Before any block a column's bound is KSG-2 with every term at its minimum
-    ``2 psi(k)``: ``psi(n) - psi(k) - 1/k`` (+ the 1e-9 pad); after each block it is the
-    estimate with the remaining terms at that minimum; once complete, the estimate itself
-    (+ the pad). The default k is the paper's 5."""
-    n, k = 300, 5
-    xs, ys = correlated(0.5, n, rng)
-    columns = KSGColumns(xs, np.column_stack([ys, rng.standard_normal(n)]), rng=1)
-    assert columns.upper_bound == pytest.approx(digamma(n) - digamma(k) - 1 / k + 1e-9, abs=1e-13)
-    assert columns.bound(0) == columns.upper_bound
-    partial = columns._column(0)
-    head, tail, psi = _constants(n, k)
-    bounds = []
-    while not columns.refine(0):
-        done = partial.done
-        expected = head - (partial.terms[:done].sum() + (n - done) * 2 * psi[k - 1]) / n + tail
-        assert columns.bound(0) == pytest.approx(expected + 1e-9, abs=1e-12)
-        bounds.append(columns.bound(0))
-    estimate = columns.estimate(0)
-    assert columns.bound(0) == pytest.approx(estimate + 1e-9, abs=1e-12)
-    assert all(b >= estimate for b in bounds) and bounds == sorted(bounds, reverse=True)
-    reference = ksg_mutual_information_columns(xs, columns._columns, k=5, rng=1)
-    assert estimate == reference[0] and columns.estimate(1) == reference[1]
 
 
 def test_a_constant_column_has_a_finite_estimate_near_zero(rng):

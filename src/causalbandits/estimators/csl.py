@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
+from scipy.special import digamma
 
-from causalbandits.estimators.mutual_information import KSGColumns
+from causalbandits.estimators.mutual_information import _constants, _standardise, tree_terms
 from causalbandits.estimators.subgraph import SubgraphData
 from causalbandits.random import RNGLike, as_generator
 from causalbandits.scm.linear import transfer_matrix
@@ -58,56 +60,172 @@ def is_acyclic(adjacency: np.ndarray) -> np.ndarray | bool:
     return bool(acyclic) if acyclic.ndim == 0 else acyclic
 
 
-class _LazyScores:
-    """Edge scores ``I_w`` of one refit whose information terms are computed on demand.
+#: Standard deviation of the tie-breaking jitter added to standardised KSG inputs.
+JITTER = 1e-10
 
-    ``bounds[j]`` is at least the score of candidate ``j``: the KSG upper bound plus the
-    exact penalty (rounding is monotone, so ``fl(I + pen) <= fl(bound + pen)``).
-    :meth:`refine` tightens a bound by one block of KSG samples and, once the estimate is
-    complete, returns the score exactly as the eager ``information + penalty``.
+
+class KSGEdgeScores:
+    """Eq. 25's edge scores ``I(r_i; x_j) - w log|B_hat[j, i]|`` of the graphs CSL prunes,
+    exact only where the selection needs them (:mod:`causalbandits.estimators.csl_kernel`).
+
+    KSG's inputs are standardised and jittered as scikit-learn does (decisions: csl-ucb A5):
+    each learned pair's samples (all ``N`` columns) once per call, in the order of the
+    slots and of the nodes (``n x N`` draws of ``rng`` each), and the residual at every refit
+    (``n`` draws). A pair's candidate columns are thus the same values at every refit, sorted
+    once. The samples each learned node needs are checked by :func:`_prune`.
     """
 
-    def __init__(self, information: KSGColumns, penalty: np.ndarray) -> None:
-        self.information = information
-        self.penalty = penalty
-        self.bounds = information.upper_bound + penalty
+    def __init__(
+        self,
+        data: SubgraphData,
+        modes: tuple[int, ...],
+        columns: list[np.ndarray],
+        k: int,
+        weight: float,
+        generator: np.random.Generator,
+    ) -> None:
+        from causalbandits.estimators import csl_kernel
 
-    def refine(self, position: int) -> tuple[float, bool]:
-        """``(score, True)`` once candidate ``position`` is exact, else ``(bound, False)``."""
-        information = self.information
-        finished = information.refine(position)
-        value = information.estimate(position) if finished else information.bound(position)
-        return value + self.penalty[position], finished
+        self.kernel = csl_kernel
+        n = data.n_nodes
+        self.data, self.modes, self.k, self.weight = data, modes, int(k), weight
+        self.generator = generator
+        self.pairs = np.full((len(modes), n), -1, dtype=np.int64)
+        self.samples: list[tuple[np.ndarray, np.ndarray]] = []
+        for slot, learned in enumerate(columns):
+            for node in learned:
+                self.pairs[slot, node] = len(self.samples)
+                self.samples.append(data.samples(int(node), modes[slot]))
+        sizes = [z.size for _, z in self.samples]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        total, longest = int(offsets[-1]), max(sizes, default=k + 1)
+        standardised = np.empty((n, total))
+        for (x, _), low, high in zip(self.samples, offsets[:-1], offsets[1:], strict=True):
+            standardised[:, low:high] = _standardise(x, "samples", JITTER, generator).T
+        head, _, self.psi = _constants(longest, self.k)
+        self.tails = np.array([digamma(size) for size in sizes])
+        shape = (len(modes), n, n)
+        self.fixed = (
+            self.pairs,
+            offsets,
+            np.empty(total),  # x_ordered
+            np.empty(total, dtype=np.int64),  # order
+            np.empty(total, dtype=np.int64),  # rank
+            standardised,
+            np.empty((n, total)),  # sorted columns
+            np.zeros((len(self.samples), n), dtype=bool),  # is_sorted
+            np.empty((n, total)),  # y_by_x
+            np.zeros(shape, dtype=bool),  # prepared
+            np.empty(longest),  # scratch
+            self.tails,
+            head,
+            2 * self.psi[self.k - 1],
+        )
+        self.edges = (
+            np.zeros(shape, dtype=np.int64),  # done
+            np.zeros(shape),  # partial
+            np.zeros(shape),  # penalty
+            np.full(shape, -np.inf),  # key
+            np.zeros(shape, dtype=bool),  # exact
+            np.full(shape[:2], -np.inf),  # column_max
+            np.zeros(shape[:2], dtype=np.int64),  # column_arg
+        )
+        self.no_mask = np.zeros((1, 1, 1), dtype=bool)
+        #: Per pair: whether a Gram block of it passed the ridge guard (A2), so its
+        #: sub-blocks do too (:meth:`SubgraphData.nested_ols`).
+        self.conditioned = np.zeros(len(self.samples), dtype=bool)
+
+    def refresh(self, slot: int, node: int, candidates: np.ndarray) -> np.ndarray:
+        """Refit ``node`` on ``candidates`` (least squares, A2): the weights; the edges' keys
+        become their upper bounds."""
+        pair = self.pairs[slot, node]
+        coefficients, self.conditioned[pair] = self.data.nested_ols(
+            node, self.modes[slot], candidates, self.conditioned[pair]
+        )
+        x, z = self.samples[pair]
+        if candidates.size:
+            residual = z - x[:, candidates] @ coefficients
+            xs = _standardise(residual, "x", JITTER, self.generator)
+        else:
+            xs = np.zeros(z.size)
+        penalties = np.zeros(candidates.size)
+        if self.weight > 0:
+            with np.errstate(divide="ignore"):
+                magnitude = np.abs(coefficients)
+                penalties = np.where(magnitude > 0, -self.weight * np.log(magnitude), np.inf)
+        state = (self.fixed, self.edges)
+        self.kernel.refit_target(state, slot, node, candidates.astype(np.int64), xs, penalties)
+        return coefficients
+
+    def delete(self, slot: int, source: int, target: int) -> None:
+        """Drop edge ``source -> target`` of ``slot`` from the selection."""
+        _, _, _, key, _, column_max, column_arg = self.edges
+        key[slot, source, target] = -np.inf
+        self.kernel.update_column(key, column_max, column_arg, slot, target)
+
+    def highest(self, allowed: np.ndarray | None) -> tuple[int, int, int] | None:
+        """The first highest-scoring kept edge (among ``allowed``), ``None`` if every score
+        is ``-inf``."""
+        kernel, state = self.kernel, (self.fixed, self.edges)
+        mask = self.no_mask if allowed is None else allowed
+        while True:
+            outcome, edge, stop, tied = kernel.select_edge(
+                state, self.psi, self.k, mask, allowed is not None
+            )
+            if outcome == kernel.EDGE:
+                return edge
+            if outcome == kernel.NO_EDGE:
+                return None
+            self._tree_terms(*edge, tied)
+            kernel.finish_block(state, *edge, stop)
+
+    def _tree_terms(self, slot: int, source: int, target: int, rows: np.ndarray) -> None:
+        """The terms of the ``rows`` whose neighbours tie, from a KD-tree, into the scratch."""
+        pairs, offsets, x_ordered, _, rank, columns, sorted_columns = self.fixed[:7]
+        pair = pairs[slot, target]
+        low, high = offsets[pair], offsets[pair + 1]
+        xs, ys = x_ordered[low:high][rank[low:high]], columns[source, low:high]
+        tree = cKDTree(np.column_stack([xs, ys]))
+        self.fixed[10][rows] = tree_terms(
+            tree,
+            xs,
+            ys,
+            x_ordered[low:high],
+            sorted_columns[source, low:high],
+            self.psi,
+            self.k,
+            rows,
+        )
 
 
-def _score_node(
-    data: SubgraphData,
-    node: int,
-    mode: int,
-    candidates: np.ndarray,
-    k: int,
-    weight: float,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray | _LazyScores]:
-    """Least-squares weights of ``candidates -> node`` and their edge scores ``I_w``.
+class ExactScores:
+    """Edge scores given in full by ``scorer(slot, node, candidates) -> (weights, scores)``
+    (as :func:`population_subgraphs`), for :func:`_delete_until_acyclic`."""
 
-    The scores come back lazily (:class:`_LazyScores`): the jitter of every KSG estimate
-    is drawn now, in the eager order, but an estimate is computed only when its edge might
-    be the highest-scoring one. With ``weight = 0`` (CSL-nw) all bounds are equal and far
-    above the estimates, so the scores are computed at once.
-    """
-    coefficients = data.ols(node, mode, candidates)
-    if candidates.size == 0:
-        return coefficients, np.zeros(0)
-    x, z = data.samples(node, mode)
-    residual = z - x[:, candidates] @ coefficients
-    information = KSGColumns(residual, x[:, candidates], k=k, rng=rng)
-    if weight == 0:  # every bound is the same: no edge can be skipped, so score all now
-        return coefficients, information.estimates()
-    magnitude = np.abs(coefficients)
-    with np.errstate(divide="ignore"):
-        penalty = np.where(magnitude > 0, -weight * np.log(magnitude), np.inf)
-    return coefficients, _LazyScores(information, penalty)
+    def __init__(self, shape: tuple[int, int, int], scorer: EdgeScorer) -> None:
+        self.scorer = scorer
+        self.key = np.full(shape, -np.inf)
+
+    def refresh(self, slot: int, node: int, candidates: np.ndarray) -> np.ndarray:
+        weights, scores = self.scorer(slot, node, candidates)
+        self.key[slot][:, node] = -np.inf
+        self.key[slot][candidates, node] = scores
+        return weights
+
+    def delete(self, slot: int, source: int, target: int) -> None:
+        self.key[slot, source, target] = -np.inf
+
+    def highest(self, allowed: np.ndarray | None) -> tuple[int, int, int] | None:
+        pool = self.key if allowed is None else np.where(allowed, self.key, -np.inf)
+        flat = int(np.argmax(pool))
+        if pool.flat[flat] == -np.inf:
+            return None
+        return tuple(int(i) for i in np.unravel_index(flat, pool.shape))
+
+
+#: ``(slot, node, candidates) -> (weights, scores)``: the least-squares weights of
+#: ``candidates -> node`` in the mode of ``slot`` and their edge scores (eq. 25).
+EdgeScorer = Callable[[int, int, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
 def learn_subgraphs(
@@ -161,12 +279,6 @@ def learn_joint_subgraphs(
     return _prune(data, (0, 1), nodes, k, weight, as_generator(rng), cycle_edges_only)
 
 
-#: ``(slot, node, candidates) -> (weights, scores)``: the least-squares weights of
-#: ``candidates -> node`` in the mode of ``slot`` and their edge scores (eq. 25), as an
-#: array or as :class:`_LazyScores` (computed when needed).
-EdgeScorer = Callable[[int, int, np.ndarray], tuple[np.ndarray, "np.ndarray | _LazyScores"]]
-
-
 def _learned_columns(n: int, chosen: np.ndarray | None) -> np.ndarray:
     """The sorted learned nodes (all by default), checked to lie in ``0..n-1``."""
     learned = np.arange(n) if chosen is None else np.unique(np.asarray(chosen, dtype=np.intp))
@@ -208,10 +320,8 @@ def _prune(
             )
         columns.append(learned)
 
-    def scorer(slot: int, node: int, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return _score_node(data, node, modes[slot], candidates, k, weight, generator)
-
-    return _delete_until_acyclic(n, columns, scorer, cycle_edges_only)
+    scores = KSGEdgeScores(data, modes, columns, k, weight, generator)
+    return _delete_until_acyclic(n, columns, scores, cycle_edges_only)
 
 
 def _find_cycle(union: np.ndarray) -> set[tuple[int, int]] | None:
@@ -240,59 +350,31 @@ def _find_cycle(union: np.ndarray) -> set[tuple[int, int]] | None:
 
 
 def _delete_until_acyclic(
-    n: int, columns: list[np.ndarray], scorer: EdgeScorer, cycle_edges_only: bool
+    n: int,
+    columns: list[np.ndarray],
+    scores: KSGEdgeScores | ExactScores,
+    cycle_edges_only: bool,
 ) -> tuple[CSLResult, ...]:
     """Algorithm 1's loop, one graph per entry of ``columns`` (the learned nodes of a mode):
     complete graphs on the learned columns, then delete the highest-scoring edge of any
     graph until their union is a DAG, refitting only the edge's target.
 
-    Same deletions as scoring every edge after every refit, at a fraction of the cost:
-
-    * Lazy scores: ``key`` holds each kept edge's exact score or, until it is computed, an
-      upper bound (:class:`_LazyScores`). The first maximum of ``key`` in row-major order
-      is refined (one block of KSG samples at a time) until it is exact; an exact first
-      maximum is the edge that the eager ``argmax`` over exact scores picks (every other
-      edge's score is at most its key, and an earlier edge with an equal key would have
-      been the first maximum). The jitter is drawn at every refit as before, so the
-      generator ends in the same state.
-    * Acyclicity: a witness cycle of the union is kept; while all its edges remain the
-      union stays cyclic, and a new witness (or proof of acyclicity) is sought only when a
-      deletion removes one of them from the union.
+    ``scores`` refits a node and finds the first highest-scoring edge (lazily, for
+    :class:`KSGEdgeScores`: the same edge as scoring every edge after every refit).
+    Acyclicity: a witness cycle of the union is kept; while all its edges remain the
+    union stays cyclic, and a new witness (or proof of acyclicity) is sought only when a
+    deletion removes one of them from the union.
     """
     adjacency = np.zeros((len(columns), n, n), dtype=bool)
     for slot, learned in enumerate(columns):
         adjacency[slot][:, learned] = True
         adjacency[slot][np.arange(n), np.arange(n)] = False
     weights = np.zeros(adjacency.shape)
-    key = np.full(adjacency.shape, -np.inf)  # exact score or upper bound; -inf off the graph
-    exact = np.zeros(adjacency.shape, dtype=bool)
-    pending: dict[tuple[int, int], tuple[_LazyScores, np.ndarray]] = {}
 
     def refresh(slot: int, node: int) -> None:
         candidates = np.flatnonzero(adjacency[slot][:, node])
         weights[slot][:, node] = 0.0
-        weights[slot][candidates, node], scores = scorer(slot, node, candidates)
-        if isinstance(scores, _LazyScores):
-            key[slot][candidates, node] = scores.bounds
-            exact[slot][candidates, node] = False
-            position = np.zeros(n, dtype=np.intp)
-            position[candidates] = np.arange(candidates.size)
-            pending[slot, node] = (scores, position)
-        else:
-            key[slot][candidates, node] = scores
-            exact[slot][candidates, node] = True
-
-    def highest(allowed: np.ndarray | None) -> tuple[int, int, int]:
-        while True:
-            pool = key if allowed is None else np.where(allowed, key, -np.inf)
-            flat = int(np.argmax(pool))
-            if pool.flat[flat] == -np.inf:  # all candidates at -inf: the first, as argmax
-                flat = int(np.flatnonzero(adjacency if allowed is None else allowed)[0])
-            slot, source, target = (int(i) for i in np.unravel_index(flat, key.shape))
-            if exact.flat[flat]:
-                return slot, source, target
-            scores, position = pending[slot, target]
-            key.flat[flat], exact.flat[flat] = scores.refine(int(position[source]))
+        weights[slot][candidates, node] = scores.refresh(slot, node, candidates)
 
     for slot in range(len(columns)):
         for node in np.flatnonzero(adjacency[slot].any(axis=0)):
@@ -304,9 +386,13 @@ def _delete_until_acyclic(
         if cycle_edges_only:
             _, component = connected_components(union, directed=True, connection="strong")
             allowed = adjacency & (component[:, None] == component[None, :])
-        slot, source, target = highest(allowed)  # each pass removes one edge of one mode
+        edge = scores.highest(allowed)  # each pass removes one edge of one mode
+        if edge is None:  # every candidate at -inf: the first, as argmax
+            flat = int(np.flatnonzero(adjacency if allowed is None else allowed)[0])
+            edge = tuple(int(i) for i in np.unravel_index(flat, adjacency.shape))
+        slot, source, target = edge
         adjacency[slot, source, target] = False
-        key[slot, source, target] = -np.inf
+        scores.delete(slot, source, target)
         if not adjacency[:, source, target].any():
             union[source, target] = False
             if (source, target) in witness:
@@ -368,7 +454,8 @@ def population_subgraphs(
             penalty = -weight * np.log(np.abs(b))
         return b, information + penalty
 
-    (result,) = _delete_until_acyclic(n, [np.arange(n)], scorer, cycle_edges_only)
+    exact = ExactScores((1, n, n), scorer)
+    (result,) = _delete_until_acyclic(n, [np.arange(n)], exact, cycle_edges_only)
     return result
 
 

@@ -179,6 +179,25 @@ class SubgraphData:
         gram = self._gram[node, mode][np.ix_(index, index)]
         return np.linalg.solve(_guarded(gram), self._cross[node, mode][index])
 
+    def nested_ols(
+        self, node: int, mode: int, parents: np.ndarray, conditioned: bool
+    ) -> tuple[np.ndarray, bool]:
+        """:meth:`ols` for pruning (CSL), without the argument checks: ``(weights, passed)``.
+
+        ``parents`` are sorted valid indices inside a set already checked. ``conditioned``:
+        a superset's block passed the ridge guard; by Cauchy interlacing, the eigenvalues of
+        a principal sub-block lie between the block's extremes, so this one passes too and
+        its eigenvalues are not computed. ``passed``: whether this block passed.
+        """
+        if parents.size == 0:
+            return np.zeros(0), conditioned
+        gram = self._gram[node, mode][np.ix_(parents, parents)]
+        if not conditioned:
+            guarded = _guarded(gram)
+            conditioned = guarded is gram
+            gram = guarded
+        return np.linalg.solve(gram, self._cross[node, mode][parents]), conditioned
+
     def residuals(self, node: int, mode: int, parents: Sequence[int] | np.ndarray) -> np.ndarray:
         """``z - X_S b_hat`` over the pair's samples, shape ``(n,)`` (eq. 10 up to sign)."""
         index = self._check_parents(node, mode, parents, minimum=0)
