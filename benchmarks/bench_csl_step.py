@@ -1,23 +1,29 @@
-"""CPU seconds of one CSL step (CSL-UCB's graph learning) before and after the lazy KSG scores.
+"""CPU seconds of one CSL step (CSL-UCB's graph learning) before and after the speed work.
 
 Usage::
 
-    python benchmarks/bench_csl_step.py [--nodes 10 50 107] [--repeats 3]
-        [--before-max-nodes 50] [--before-repeats 1]
+    python benchmarks/bench_csl_step.py [--nodes 10 50 107] [--regimes default uncapped]
+        [--repeats 3] [--before-max-nodes 50] [--before-repeats 1]
+    python benchmarks/bench_csl_step.py --in-use   # CSL-UCB on the 50-node networks
 
 One CSL step is what CSL-UCB runs every ``graph_every`` rounds with its default
 ``joint_order``: :func:`~causalbandits.estimators.csl.learn_joint_subgraphs` on both modes
 (``k = 5``, ``w = 1``). The data: a seeded random system of the paper's generator
 (:func:`~causalbandits.envs.random_systems.random_soft_intervention_sem`, authors' preset)
-and 1000 rounds of uniformly random arms, so about 500 samples per (node, mode) pair
-(the size of issue 33's measurement); at N = 10 the authors-code cap ``n_max = 100`` of
-E3/E4. BEFORE is the code of commit :data:`BEFORE`, the last before the lazy scores (``git
-show`` into a scratch module, no change to the git state); AFTER the working tree. Both get
-the same data and KSG seed; the learned graphs, weights and final generator states are
-compared. Times are CPU seconds
-(``time.process_time``, one BLAS thread), the median of the repeats. Results go to stdout
-and ``benchmarks/results/csl_step.json`` (rows of
-sizes not rerun are kept).
+and 1000 rounds of uniformly random arms, about 500 samples per (node, mode) pair. Two
+sample regimes: ``default``, the first ``max(100, N)`` samples per pair (the sample cap of
+CSL-UCB's default preset; at N = 10 the authors' code's ``n_max = 100`` of E3/E4), and
+``uncapped``, all of them (the paper's preset). BEFORE is the code of commit :data:`BEFORE`,
+before the speed work of issue 33 (``git show`` into scratch modules, no change to the git
+state), run where ``N <= --before-max-nodes`` or with the default cap. Both get the same
+data and KSG seed; the learned graphs and weights are compared (the generator states differ
+since the jitter is drawn once per pair). Times are CPU seconds (``time.process_time``, one
+BLAS thread), the median of the repeats. Results go to stdout and
+``benchmarks/results/csl_step.json`` (rows not rerun are kept).
+
+``--in-use`` times instead what a user meets: CSL-UCB at its default preset, one replicate
+(seed 14) on each of the four 50-node mixed-sign networks at T = 5,000, the CPU seconds of
+the whole run and of its CSL steps (``in_use`` in the same file).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import subprocess
 import sys
 import time
 import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -75,13 +82,14 @@ def load_before(commit: str = BEFORE) -> types.ModuleType:
     return modules["head_csl"]
 
 
-def system_data(n_nodes: int, seed: int) -> SubgraphData:
-    """The sub-graph data of ``ROUNDS`` random-arm rounds on a seeded random system."""
+def system_data(n_nodes: int, seed: int, cap: int | None) -> SubgraphData:
+    """The sub-graph data of ``ROUNDS`` random-arm rounds on a seeded random system, the
+    first ``cap`` samples per pair (all with ``None``)."""
     rng = np.random.default_rng(seed)
     sem = random_soft_intervention_sem(n_nodes, rng)
     masks = rng.random((ROUNDS, n_nodes)) < 0.5
     x = sem.sample(masks, rng)
-    data = SubgraphData(n_nodes, sem.noise.mean, 100 if n_nodes == 10 else None)
+    data = SubgraphData(n_nodes, sem.noise.mean, cap)
     data.extend(x, masks)
     return data
 
@@ -95,56 +103,120 @@ def one_step(module: types.ModuleType, data: SubgraphData, seed: int) -> tuple[f
     return time.process_time() - start, results, generator.bit_generator.state
 
 
-def identical(a: tuple, b: tuple) -> bool:
+def same(a: tuple, b: tuple, field: str) -> bool:
+    """Whether two steps' results agree on ``field`` (adjacency or weights) in both modes."""
     return all(
-        np.array_equal(x.adjacency, y.adjacency) and np.array_equal(x.weights, y.weights)
-        for x, y in zip(a, b, strict=True)
+        np.array_equal(getattr(x, field), getattr(y, field)) for x, y in zip(a, b, strict=True)
     )
+
+
+def cap_of(n_nodes: int, regime: str) -> int | None:
+    """The sample cap of ``regime``: CSL-UCB's default ``max(100, N)``, or none."""
+    return max(100, n_nodes) if regime == "default" else None
+
+
+def in_use() -> list[dict]:
+    """CPU seconds of one CSL-UCB replicate (default preset) per 50-node mixed-sign network
+    at T = 5,000, and of its CSL steps."""
+    from causalbandits.envs.mixed_sign import mixed_sign_bandit
+    from causalbandits.experiments.simulate import compare
+    from causalbandits.policies import csl_ucb
+
+    steps: list[float] = []
+    learn = csl_ucb.learn_joint_subgraphs
+
+    def timed(*args, **kwargs):
+        start = time.process_time()
+        result = learn(*args, **kwargs)
+        steps.append(time.process_time() - start)
+        return result
+
+    rows = []
+    csl_ucb.learn_joint_subgraphs = timed
+    try:
+        for network in range(4):
+            steps.clear()
+            env = mixed_sign_bandit(5000, network)
+            start = time.process_time()
+            compare(env, {"CSL-UCB": csl_ucb.CSLUCB}, replicates=1, seed=14, progress=False)
+            row = {
+                "network": network,
+                "cpu_s": time.process_time() - start,
+                "csl_steps": len(steps),
+                "csl_cpu_s": sum(steps),
+                "longest_step_cpu_s": max(steps),
+            }
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        csl_ucb.learn_joint_subgraphs = learn
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[10, 50, 107])
+    parser.add_argument(
+        "--regimes", nargs="+", default=["default", "uncapped"], choices=["default", "uncapped"]
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--before-max-nodes", type=int, default=50)
     parser.add_argument("--before-repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=33)
+    parser.add_argument("--in-use", action="store_true", help="CSL-UCB on 50-node networks")
     args = parser.parse_args()
+    if args.in_use:
+        with threadpool_limits(limits=1), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the few-samples warning, expected here
+            rows = in_use()
+        payload = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        payload["in_use"] = rows
+        RESULTS.write_text(json.dumps(payload, indent=2) + "\n")
+        print(f"wrote {RESULTS}")
+        return
     head = load_before()
     rows = []
-    one_step(csl, system_data(6, 0), 0)  # numba's one-off compile or cache load: not timed
+    one_step(csl, system_data(6, 0, None), 0)  # numba's one-off compile or cache load
     with threadpool_limits(limits=1):
         for n in args.nodes:
-            data = system_data(n, args.seed + n)
-            ksg_seed = args.seed + 1000 + n
-            after = [one_step(csl, data, ksg_seed) for _ in range(args.repeats)]
-            row = {
-                "n_nodes": n,
-                "samples_per_pair": [int(data.counts.min()), int(data.counts.max())],
-                "after_cpu_s": float(np.median([t for t, *_ in after])),
-                "after_repeats": args.repeats,
-                "goal_cpu_s": GOALS_S.get(n),
-                "kept_edges": [int(r.adjacency.sum()) for r in after[0][1]],
-            }
-            if n <= args.before_max_nodes:
-                before = [one_step(head, data, ksg_seed) for _ in range(args.before_repeats)]
-                row["before_cpu_s"] = float(np.median([t for t, *_ in before]))
-                row["before_repeats"] = args.before_repeats
-                row["speedup"] = row["before_cpu_s"] / row["after_cpu_s"]
-                row["identical_graphs_and_weights"] = identical(before[0][1], after[0][1])
-                row["identical_generator_state"] = before[0][2] == after[0][2]
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-    if RESULTS.exists():  # keep the rows of sizes not rerun
-        rerun = {row["n_nodes"] for row in rows}
-        kept = [r for r in json.loads(RESULTS.read_text())["rows"] if r["n_nodes"] not in rerun]
-        rows = sorted(kept + rows, key=lambda row: row["n_nodes"])
+            for regime in args.regimes:
+                if n == 10 and regime == "uncapped":
+                    continue  # N = 10 is CSL-UCB's paper size: its cap only
+                data = system_data(n, args.seed + n, cap_of(n, regime))
+                ksg_seed = args.seed + 1000 + n
+                after = [one_step(csl, data, ksg_seed) for _ in range(args.repeats)]
+                row = {
+                    "n_nodes": n,
+                    "regime": regime,
+                    "samples_per_pair": [int(data.counts.min()), int(data.counts.max())],
+                    "after_cpu_s": float(np.median([t for t, *_ in after])),
+                    "after_repeats": args.repeats,
+                    "goal_cpu_s": GOALS_S.get(n),
+                    "kept_edges": [int(r.adjacency.sum()) for r in after[0][1]],
+                }
+                if n <= args.before_max_nodes or regime == "default":
+                    before = [one_step(head, data, ksg_seed) for _ in range(args.before_repeats)]
+                    row["before_cpu_s"] = float(np.median([t for t, *_ in before]))
+                    row["before_repeats"] = args.before_repeats
+                    row["speedup"] = row["before_cpu_s"] / row["after_cpu_s"]
+                    row["identical_graphs"] = same(before[0][1], after[0][1], "adjacency")
+                    row["identical_weights"] = same(before[0][1], after[0][1], "weights")
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    if RESULTS.exists():  # keep the rows not rerun
+        rerun = {(row["n_nodes"], row["regime"]) for row in rows}
+        previous = json.loads(RESULTS.read_text())["rows"]
+        kept = [r for r in previous if (r["n_nodes"], r.get("regime")) not in rerun]
+        rows = sorted(kept + rows, key=lambda row: (row["n_nodes"], row.get("regime", "")))
     for row in rows:
         if row["goal_cpu_s"] is not None:
             row["goal_met"] = row["after_cpu_s"] <= row["goal_cpu_s"]
+    saved = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     payload = {
+        **saved,
         "benchmark": "one joint CSL step (learn_joint_subgraphs, k=5, w=1), CPU seconds",
         "rounds": ROUNDS,
+        "before": BEFORE,
         "machine": {
             "python": platform.python_version(),
             "numpy": np.__version__,

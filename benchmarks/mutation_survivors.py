@@ -202,7 +202,6 @@ E, H = "equivalent", "harmless"
 
 # Reasons shared by several lines.
 DTYPE_INT = "an integer list or fill value already gives int64 (= intp on 64-bit platforms)"
-RECOMPUTED_SORTING = "the sort of x is recomputed where it is not passed: the same order"
 DTYPE_FLOAT_INPUT = (
     "the value is only used in float arithmetic below (integer input gives the same numbers)"
 )
@@ -473,49 +472,6 @@ LINES: dict[tuple[str, str], tuple[str, str]] = {
         H,
         "only a constant column takes this branch; halving a constant shifts it, and KSG is "
         "translation invariant (up to the rounding of the added jitter)",
-    ),
-    ("mutual_information", "self.kernel = compiled_kernel()"): (
-        E,
-        "without the kernel every block goes through the KD-tree, which gives the same terms "
-        "(tested bit for bit)",
-    ),
-    (
-        "mutual_information",
-        "order, self.x_rank = _sorting(xs) if x_sorting is None else x_sorting",
-    ): (E, RECOMPUTED_SORTING),
-    ("mutual_information", "self._x_sorting = _sorting(self._xs)"): (E, RECOMPUTED_SORTING),
-    ("mutual_information", "self._xs, self._x_ordered, ys, self._k, self._x_sorting"): (
-        E,
-        RECOMPUTED_SORTING,
-    ),
-    ("mutual_information", "self._xs, self._x_ordered, ys, self._k, self._x_sorting | )"): (
-        E,
-        RECOMPUTED_SORTING,
-    ),
-    ("mutual_information", "self.joint: np.ndarray | None = None"): (
-        E,
-        "the joint samples are set with the tree, before any read",
-    ),
-    (
-        "mutual_information",
-        "stop = next((s for s in stops if s >= start + _MIN_BLOCK), self.n)",
-    ): (
-        E,
-        "moves a block boundary: the bounds are checked at other points, the exact scores "
-        "that CSL compares are the same",
-    ),
-    ("mutual_information", "self._tree_terms(np.arange(start, stop))"): (
-        E,
-        "recomputes earlier rows with the same terms",
-    ),
-    ("mutual_information", "self.advance(self.n)"): (
-        E,
-        "advance(None) follows the block schedule; value() advances until every term is in",
-    ),
-    ("mutual_information", "ys += self._jitter * self._noise[:, j]"): (
-        H,
-        "-= draws the same symmetric Gaussian jitter; jitter / z is still negligible noise "
-        "(above 1e-6 with probability 8e-5 per value) that breaks ties",
     ),
     ("mutual_information", "scaled += jitter * generator.standard_normal(values.shape)"): (
         H,

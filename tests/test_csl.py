@@ -136,6 +136,23 @@ def test_ill_conditioned_gram_gets_a_ridge_not_a_crash(rng):
     )
 
 
+def test_nested_ols_equals_ols_along_a_pruning_and_skips_only_what_interlacing_allows(rng):
+    """CSL's refits shrink a parent set one node at a time. ``nested_ols`` gives ``ols``'s
+    weights bit for bit along such a chain; its flag turns on at the first block that passes
+    the ridge guard (a collinear pair fails it) and stays on for the sub-blocks."""
+    base = rng.normal(size=(80, 4))
+    x = np.column_stack([base[:, 0], base[:, 0], base[:, 1], base[:, 2], base @ [1, 2, 3, 4]])
+    data = SubgraphData(5, 0.0)
+    data.extend(x, np.zeros_like(x, dtype=bool))
+    conditioned, flags = False, []
+    for parents in ([0, 1, 2, 3], [0, 1, 3], [0, 3], [3], []):
+        parents = np.array(parents, dtype=np.intp)
+        weights, conditioned = data.nested_ols(4, 0, parents, conditioned)
+        np.testing.assert_array_equal(weights, data.ols(4, 0, parents))
+        flags.append(conditioned)
+    assert flags == [False, False, True, True, True]
+
+
 @pytest.mark.parametrize(
     ("action", "message"),
     [

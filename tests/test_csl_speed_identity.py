@@ -159,12 +159,12 @@ def test_edge_keys_bound_the_scores_and_the_selection_is_the_first_maximum(rng):
             ys = standardised[slot, node][:, candidates]
             information = np.array([brute_ksg(xs, ys[:, j], 5) for j in range(candidates.size)])
             reference[slot, candidates, node] = information - np.log(np.abs(b))
-    key = scores.edges[3]
+    key = scores.edges.key
     assert np.all(key >= reference)
     edge = scores.highest(None)
     assert edge == np.unravel_index(np.argmax(reference), reference.shape)
     assert key[edge] == reference[edge]
-    assert 0 < scores.edges[4].sum() < n * (n - 1) * 2  # some scores exact, not all
+    assert 0 < scores.edges.exact.sum() < n * (n - 1) * 2  # some scores exact, not all
 
 
 def test_find_cycle_agrees_with_matrix_powers(rng):
@@ -206,9 +206,9 @@ def test_single_mode_csl_equals_reference_on_e1_systems(seed, preset, monkeypatc
 
     class Recording(KSGEdgeScores):
         def refresh(self, slot, node, candidates):  # tally the previous refit's work
-            done, key = self.edges[0][slot, :, node], self.edges[3][slot, :, node]
+            done, key = self.edges.done[slot, :, node], self.edges.key[slot, :, node]
             pair = self.pairs[slot, node]
-            size = self.fixed[1][pair + 1] - self.fixed[1][pair]
+            size = self.state.offsets[pair + 1] - self.state.offsets[pair]
             work["skipped"] += int(np.sum((done == 0) & (key > -np.inf)))
             work["stopped"] += int(np.sum((done > 0) & (done < size)))
             return super().refresh(slot, node, candidates)

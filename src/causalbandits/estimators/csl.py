@@ -68,7 +68,7 @@ class KSGEdgeScores:
     """Eq. 25's edge scores ``I(r_i; x_j) - w log|B_hat[j, i]|`` of the graphs CSL prunes,
     exact only where the selection needs them (:mod:`causalbandits.estimators.csl_kernel`).
 
-    KSG's inputs are standardised and jittered as scikit-learn does (decisions: csl-ucb A5):
+    KSG's inputs are standardised and jittered (decisions: csl-ucb A17):
     each learned pair's samples (all ``N`` columns) once per call, in the order of the
     slots and of the nodes (``n x N`` draws of ``rng`` each), and the residual at every refit
     (``n`` draws). A pair's candidate columns are thus the same values at every refit, sorted
@@ -84,7 +84,7 @@ class KSGEdgeScores:
         weight: float,
         generator: np.random.Generator,
     ) -> None:
-        from causalbandits.estimators import csl_kernel
+        from causalbandits.estimators import csl_kernel  # compiled (or loaded) on first use
 
         self.kernel = csl_kernel
         n = data.n_nodes
@@ -103,32 +103,31 @@ class KSGEdgeScores:
         for (x, _), low, high in zip(self.samples, offsets[:-1], offsets[1:], strict=True):
             standardised[:, low:high] = _standardise(x, "samples", JITTER, generator).T
         head, _, self.psi = _constants(longest, self.k)
-        self.tails = np.array([digamma(size) for size in sizes])
         shape = (len(modes), n, n)
-        self.fixed = (
-            self.pairs,
-            offsets,
-            np.empty(total),  # x_ordered
-            np.empty(total, dtype=np.int64),  # order
-            np.empty(total, dtype=np.int64),  # rank
-            standardised,
-            np.empty((n, total)),  # sorted columns
-            np.zeros((len(self.samples), n), dtype=bool),  # is_sorted
-            np.empty((n, total)),  # y_by_x
-            np.zeros(shape, dtype=bool),  # prepared
-            np.empty(longest),  # scratch
-            self.tails,
-            head,
-            2 * self.psi[self.k - 1],
+        self.state = csl_kernel.Samples(
+            pairs=self.pairs,
+            offsets=offsets,
+            x_ordered=np.empty(total),
+            order=np.empty(total, dtype=np.int64),
+            rank=np.empty(total, dtype=np.int64),
+            columns=standardised,
+            sorted_columns=np.empty((n, total)),
+            is_sorted=np.zeros((len(self.samples), n), dtype=bool),
+            y_by_x=np.empty((n, total)),
+            prepared=np.zeros(shape, dtype=bool),
+            scratch=np.empty(longest),
+            tails=np.array([digamma(size) for size in sizes]),
+            head=head,
+            floor=2 * self.psi[self.k - 1],
         )
-        self.edges = (
-            np.zeros(shape, dtype=np.int64),  # done
-            np.zeros(shape),  # partial
-            np.zeros(shape),  # penalty
-            np.full(shape, -np.inf),  # key
-            np.zeros(shape, dtype=bool),  # exact
-            np.full(shape[:2], -np.inf),  # column_max
-            np.zeros(shape[:2], dtype=np.int64),  # column_arg
+        self.edges = csl_kernel.Edges(
+            done=np.zeros(shape, dtype=np.int64),
+            partial=np.zeros(shape),
+            penalty=np.zeros(shape),
+            key=np.full(shape, -np.inf),
+            exact=np.zeros(shape, dtype=bool),
+            column_max=np.full(shape[:2], -np.inf),
+            column_arg=np.zeros(shape[:2], dtype=np.int64),
         )
         self.no_mask = np.zeros((1, 1, 1), dtype=bool)
         #: Per pair: whether a Gram block of it passed the ridge guard (A2), so its
@@ -153,49 +152,34 @@ class KSGEdgeScores:
             with np.errstate(divide="ignore"):
                 magnitude = np.abs(coefficients)
                 penalties = np.where(magnitude > 0, -self.weight * np.log(magnitude), np.inf)
-        state = (self.fixed, self.edges)
-        self.kernel.refit_target(state, slot, node, candidates.astype(np.int64), xs, penalties)
+        self.kernel.refit_target(self.state, self.edges, slot, node, candidates, xs, penalties)
         return coefficients
-
-    def delete(self, slot: int, source: int, target: int) -> None:
-        """Drop edge ``source -> target`` of ``slot`` from the selection."""
-        _, _, _, key, _, column_max, column_arg = self.edges
-        key[slot, source, target] = -np.inf
-        self.kernel.update_column(key, column_max, column_arg, slot, target)
 
     def highest(self, allowed: np.ndarray | None) -> tuple[int, int, int] | None:
         """The first highest-scoring kept edge (among ``allowed``), ``None`` if every score
         is ``-inf``."""
-        kernel, state = self.kernel, (self.fixed, self.edges)
+        kernel = self.kernel
         mask = self.no_mask if allowed is None else allowed
         while True:
             outcome, edge, stop, tied = kernel.select_edge(
-                state, self.psi, self.k, mask, allowed is not None
+                self.state, self.edges, self.psi, self.k, mask, allowed is not None
             )
             if outcome == kernel.EDGE:
                 return edge
             if outcome == kernel.NO_EDGE:
                 return None
             self._tree_terms(*edge, tied)
-            kernel.finish_block(state, *edge, stop)
+            kernel.finish_block(self.state, self.edges, *edge, stop)
 
     def _tree_terms(self, slot: int, source: int, target: int, rows: np.ndarray) -> None:
         """The terms of the ``rows`` whose neighbours tie, from a KD-tree, into the scratch."""
-        pairs, offsets, x_ordered, _, rank, columns, sorted_columns = self.fixed[:7]
-        pair = pairs[slot, target]
-        low, high = offsets[pair], offsets[pair + 1]
-        xs, ys = x_ordered[low:high][rank[low:high]], columns[source, low:high]
+        state = self.state
+        pair = state.pairs[slot, target]
+        low, high = state.offsets[pair], state.offsets[pair + 1]
+        x_ordered, y_ordered = state.x_ordered[low:high], state.sorted_columns[source, low:high]
+        xs, ys = x_ordered[state.rank[low:high]], state.columns[source, low:high]
         tree = cKDTree(np.column_stack([xs, ys]))
-        self.fixed[10][rows] = tree_terms(
-            tree,
-            xs,
-            ys,
-            x_ordered[low:high],
-            sorted_columns[source, low:high],
-            self.psi,
-            self.k,
-            rows,
-        )
+        state.scratch[rows] = tree_terms(tree, xs, ys, x_ordered, y_ordered, self.psi, self.k, rows)
 
 
 class ExactScores:
@@ -211,9 +195,6 @@ class ExactScores:
         self.key[slot][:, node] = -np.inf
         self.key[slot][candidates, node] = scores
         return weights
-
-    def delete(self, slot: int, source: int, target: int) -> None:
-        self.key[slot, source, target] = -np.inf
 
     def highest(self, allowed: np.ndarray | None) -> tuple[int, int, int] | None:
         pool = self.key if allowed is None else np.where(allowed, self.key, -np.inf)
@@ -359,8 +340,10 @@ def _delete_until_acyclic(
     complete graphs on the learned columns, then delete the highest-scoring edge of any
     graph until their union is a DAG, refitting only the edge's target.
 
-    ``scores`` refits a node and finds the first highest-scoring edge (lazily, for
-    :class:`KSGEdgeScores`: the same edge as scoring every edge after every refit).
+    ``scores`` refits a node (replacing the scores of all its edges, so a deleted edge
+    leaves the selection with the refit of its target) and finds the first highest-scoring
+    edge (lazily, for :class:`KSGEdgeScores`: the same edge as scoring every edge after every
+    refit).
     Acyclicity: a witness cycle of the union is kept; while all its edges remain the
     union stays cyclic, and a new witness (or proof of acyclicity) is sought only when a
     deletion removes one of them from the union.
@@ -392,7 +375,6 @@ def _delete_until_acyclic(
             edge = tuple(int(i) for i in np.unravel_index(flat, adjacency.shape))
         slot, source, target = edge
         adjacency[slot, source, target] = False
-        scores.delete(slot, source, target)
         if not adjacency[:, source, target].any():
             union[source, target] = False
             if (source, target) in witness:

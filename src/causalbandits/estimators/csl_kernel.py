@@ -11,34 +11,67 @@ edge that scoring every edge exactly would pick. The terms of a block come from
 ``(k + 1)``-th neighbour distances tie are handed back to Python (the KD-tree path), and
 :func:`finish_block` completes the block once their terms are written.
 
-The state lives in arrays owned by :class:`causalbandits.estimators.csl.KSGEdgeScores`,
-passed as ``(pairs, offsets, x_ordered, order, rank, columns, sorted_columns, is_sorted,
-y_by_x, prepared, scratch, tails, head, floor)`` and ``(done, partial, penalty, key, exact,
-column_max, column_arg)``:
-per pair ``p`` (a learned ``(slot, target)``), rows ``offsets[p]:offsets[p + 1]`` of the
-flat sample axis hold the current residual sorted (``x_ordered``), its order and ranks;
-``columns[j]`` holds candidate ``j``'s standardised values per pair, ``sorted_columns[j]``
-the same sorted (filled on first use) and ``y_by_x[j]`` in the residual's order (filled
-when an edge is first refined after a refit). Per edge: ``done`` samples, their ``partial``
-sum (in sample order, so the final mean is the same float however the blocks fell),
-``penalty``, ``key`` and ``exact``. ``column_max``/``column_arg`` cache each target
-column's first maximum, so a selection costs ``O(slots * N)`` instead of ``O(slots * N^2)``.
+The state lives in two named tuples of arrays owned by
+:class:`causalbandits.estimators.csl.KSGEdgeScores`: :class:`Samples` (per pair, a learned
+``(slot, target)``) and :class:`Edges` (per edge ``(slot, source, target)``).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from causalbandits.estimators.ksg_kernel import ksg_block_terms
 
-#: Fractions of a pair's samples after each block, and the fewest samples of a block (as
-#: :mod:`causalbandits.estimators.mutual_information`).
+#: Fractions of a pair's samples after each block, and the fewest samples of a block.
 SCHEDULE = np.array([0.25, 0.5, 0.75, 1.0])
 MIN_BLOCK = 50
 #: :func:`select_edge`'s outcomes: an exact edge; no kept edge above ``-inf``; a block
 #: waiting for the KD-tree terms of its tied samples.
 EDGE, NO_EDGE, TIES = 0, 1, 2
+
+
+class Samples(NamedTuple):
+    """Per pair ``p``, rows ``offsets[p]:offsets[p + 1]`` of a flat sample axis."""
+
+    #: ``(slots, N)``: the pair of ``(slot, target)``, -1 where the node is not learned.
+    pairs: np.ndarray
+    offsets: np.ndarray
+    #: The current residual, standardised and jittered, sorted; its argsort and ranks.
+    x_ordered: np.ndarray
+    order: np.ndarray
+    rank: np.ndarray
+    #: ``(N, rows)``: each node's standardised, jittered values, then the same sorted
+    #: (filled on first use, ``is_sorted`` per pair and node) and in the residual's order
+    #: (filled when an edge is first refined after a refit, ``prepared`` per edge).
+    columns: np.ndarray
+    sorted_columns: np.ndarray
+    is_sorted: np.ndarray
+    y_by_x: np.ndarray
+    prepared: np.ndarray
+    #: The terms of the block being computed, by sample.
+    scratch: np.ndarray
+    #: ``psi(n)`` per pair; ``psi(k) - 1/k``; ``2 psi(k)``, a term's minimum.
+    tails: np.ndarray
+    head: float
+    floor: float
+
+
+class Edges(NamedTuple):
+    """Per edge ``(slot, source, target)``: the samples done, their terms' sum in sample
+    order (so the final mean is the same float however the blocks fell), the penalty, the
+    key (exact score or bound, ``-inf`` off the graphs) and whether it is exact; per target
+    column, its first maximum and where."""
+
+    done: np.ndarray
+    partial: np.ndarray
+    penalty: np.ndarray
+    key: np.ndarray
+    exact: np.ndarray
+    column_max: np.ndarray
+    column_arg: np.ndarray
 
 
 @numba.njit(cache=True)
@@ -63,13 +96,13 @@ def edge_key(partial: float, done: int, n: int, head: float, tail: float, floor:
 
 
 @numba.njit(cache=True)
-def update_column(key: np.ndarray, column_max: np.ndarray, column_arg: np.ndarray, slot, target):
+def update_column(edges, slot, target) -> None:
     """Re-cache the first maximum of ``key[slot, :, target]``."""
     best, where = -np.inf, 0
-    for source in range(key.shape[1]):
-        if key[slot, source, target] > best:
-            best, where = key[slot, source, target], source
-    column_max[slot, target], column_arg[slot, target] = best, where
+    for source in range(edges.key.shape[1]):
+        if edges.key[slot, source, target] > best:
+            best, where = edges.key[slot, source, target], source
+    edges.column_max[slot, target], edges.column_arg[slot, target] = best, where
 
 
 @numba.njit(cache=True)
@@ -82,9 +115,10 @@ def _before(a: tuple, b: tuple) -> bool:
 
 
 @numba.njit(cache=True)
-def _first_maximum(key, column_max, column_arg, allowed, use_allowed):
-    """``(value, slot, source, target)`` of the first maximum of ``key`` in row-major order
-    (over the ``allowed`` entries when ``use_allowed``)."""
+def _first_maximum(edges, allowed, use_allowed):
+    """``(value, (slot, source, target))`` of the first maximum of ``key`` in row-major
+    order (over the ``allowed`` entries when ``use_allowed``)."""
+    key = edges.key
     slots, n, _ = key.shape
     best, at = -np.inf, (-1, -1, -1)
     if use_allowed:
@@ -96,44 +130,43 @@ def _first_maximum(key, column_max, column_arg, allowed, use_allowed):
         return best, at
     for slot in range(slots):
         for target in range(n):
-            value, here = column_max[slot, target], (slot, column_arg[slot, target], target)
+            value = edges.column_max[slot, target]
+            here = (slot, edges.column_arg[slot, target], target)
             if value > best or (value == best and _before(here, at)):
                 best, at = value, here
     return best, at
 
 
 @numba.njit(cache=True)
-def _prepare(source, pair, offsets, order, columns, sorted_columns, is_sorted, y_by_x):
+def _prepare(samples, source, pair) -> None:
     """Fill ``y_by_x[source]`` for the pair's current residual order, and sort the column
     once per pair."""
-    low, high = offsets[pair], offsets[pair + 1]
+    low, high = samples.offsets[pair], samples.offsets[pair + 1]
     for position in range(low, high):
-        y_by_x[source, position] = columns[source, low + order[position]]
-    if not is_sorted[pair, source]:
-        sorted_columns[source, low:high] = np.sort(columns[source, low:high])
-        is_sorted[pair, source] = True
+        samples.y_by_x[source, position] = samples.columns[source, low + samples.order[position]]
+    if not samples.is_sorted[pair, source]:
+        samples.sorted_columns[source, low:high] = np.sort(samples.columns[source, low:high])
+        samples.is_sorted[pair, source] = True
 
 
 @numba.njit(cache=True)
-def finish_block(state, slot, source, target, stop) -> None:
+def finish_block(samples, edges, slot, source, target, stop) -> None:
     """Add the terms of samples ``done..stop`` (in the scratch) to the edge's partial sum in
     sample order and update its key."""
-    (pairs, offsets, _, _, _, _, _, _, _, _, scratch, tails, head, floor) = state[0]
-    done, partial, penalty, key, exact, column_max, column_arg = state[1]
-    pair = pairs[slot, target]
-    n = offsets[pair + 1] - offsets[pair]
-    total = partial[slot, source, target]
-    for sample in range(done[slot, source, target], stop):
-        total += scratch[sample]
-    partial[slot, source, target], done[slot, source, target] = total, stop
-    information = edge_key(total, stop, n, head, tails[pair], floor)
-    key[slot, source, target] = information + penalty[slot, source, target]
-    exact[slot, source, target] = stop == n
-    update_column(key, column_max, column_arg, slot, target)
+    pair = samples.pairs[slot, target]
+    n = samples.offsets[pair + 1] - samples.offsets[pair]
+    total = edges.partial[slot, source, target]
+    for sample in range(edges.done[slot, source, target], stop):
+        total += samples.scratch[sample]
+    edges.partial[slot, source, target], edges.done[slot, source, target] = total, stop
+    information = edge_key(total, stop, n, samples.head, samples.tails[pair], samples.floor)
+    edges.key[slot, source, target] = information + edges.penalty[slot, source, target]
+    edges.exact[slot, source, target] = stop == n
+    update_column(edges, slot, target)
 
 
 @numba.njit(cache=True)
-def select_edge(state, psi, k, allowed, use_allowed):
+def select_edge(samples, edges, psi, k, allowed, use_allowed):
     """Refine the first maximum of ``key`` until it is exact.
 
     Returns ``(EDGE, (slot, source, target), 0, no samples)``; ``(NO_EDGE, ...)`` when every
@@ -141,62 +174,57 @@ def select_edge(state, psi, k, allowed, use_allowed):
     for the terms of the ``tied`` samples (the caller writes them into the scratch and calls
     :func:`finish_block`).
     """
-    pairs, offsets, x_ordered, order, rank, columns, sorted_columns, is_sorted = state[0][:8]
-    y_by_x, prepared, scratch = state[0][8], state[0][9], state[0][10]
-    done, key, exact = state[1][0], state[1][3], state[1][4]
-    column_max, column_arg = state[1][5], state[1][6]
     empty = np.empty(0, dtype=np.int64)
     while True:
-        value, edge = _first_maximum(key, column_max, column_arg, allowed, use_allowed)
+        value, edge = _first_maximum(edges, allowed, use_allowed)
         if value == -np.inf:
             return NO_EDGE, edge, 0, empty
         slot, source, target = edge
-        if exact[slot, source, target]:
+        if edges.exact[slot, source, target]:
             return EDGE, edge, 0, empty
-        pair = pairs[slot, target]
-        low, high = offsets[pair], offsets[pair + 1]
-        if not prepared[slot, source, target]:
-            _prepare(source, pair, offsets, order, columns, sorted_columns, is_sorted, y_by_x)
-            prepared[slot, source, target] = True
-        stop = _block_stop(done[slot, source, target], high - low)
+        pair = samples.pairs[slot, target]
+        low, high = samples.offsets[pair], samples.offsets[pair + 1]
+        if not samples.prepared[slot, source, target]:
+            _prepare(samples, source, pair)
+            samples.prepared[slot, source, target] = True
+        start = edges.done[slot, source, target]
+        stop = _block_stop(start, high - low)
         tied = ksg_block_terms(
-            x_ordered[low:high],
-            y_by_x[source, low:high],
-            rank[low:high],
-            sorted_columns[source, low:high],
+            samples.x_ordered[low:high],
+            samples.y_by_x[source, low:high],
+            samples.rank[low:high],
+            samples.sorted_columns[source, low:high],
             psi,
             k,
-            done[slot, source, target],
+            start,
             stop,
-            scratch,
+            samples.scratch,
         )
         if tied.size:
             return TIES, edge, stop, tied
-        finish_block(state, slot, source, target, stop)
+        finish_block(samples, edges, slot, source, target, stop)
 
 
 @numba.njit(cache=True)
-def refit_target(state, slot, target, candidates, xs, penalties) -> None:
+def refit_target(samples, edges, slot, target, candidates, xs, penalties) -> None:
     """Start the edges into ``target`` of ``slot`` afresh after a refit: the standardised,
     jittered residual ``xs`` sorted into the pair's rows, each candidate's key at its first
     bound plus its ``penalties`` entry, every other source at ``-inf``."""
-    pairs, offsets, x_ordered, order, rank = state[0][:5]
-    prepared, tails, head, floor = state[0][9], state[0][11], state[0][12], state[0][13]
-    done, partial, penalty, key, exact, column_max, column_arg = state[1]
-    pair = pairs[slot, target]
-    low = offsets[pair]
+    pair = samples.pairs[slot, target]
+    low = samples.offsets[pair]
     sorting = np.argsort(xs)
     for position in range(xs.size):
-        x_ordered[low + position] = xs[sorting[position]]
-        order[low + position] = sorting[position]
-        rank[low + sorting[position]] = position
-    for source in range(key.shape[1]):
-        done[slot, source, target], partial[slot, source, target] = 0, 0.0
-        penalty[slot, source, target], key[slot, source, target] = 0.0, -np.inf
-        exact[slot, source, target], prepared[slot, source, target] = False, False
-    bound = edge_key(0.0, 0, xs.size, head, tails[pair], floor)
+        samples.x_ordered[low + position] = xs[sorting[position]]
+        samples.order[low + position] = sorting[position]
+        samples.rank[low + sorting[position]] = position
+    for source in range(edges.key.shape[1]):
+        edges.done[slot, source, target], edges.partial[slot, source, target] = 0, 0.0
+        edges.penalty[slot, source, target], edges.key[slot, source, target] = 0.0, -np.inf
+        edges.exact[slot, source, target] = False
+        samples.prepared[slot, source, target] = False
+    bound = edge_key(0.0, 0, xs.size, samples.head, samples.tails[pair], samples.floor)
     for position in range(candidates.size):
         source = candidates[position]
-        penalty[slot, source, target] = penalties[position]
-        key[slot, source, target] = bound + penalties[position]
-    update_column(key, column_max, column_arg, slot, target)
+        edges.penalty[slot, source, target] = penalties[position]
+        edges.key[slot, source, target] = bound + penalties[position]
+    update_column(edges, slot, target)
