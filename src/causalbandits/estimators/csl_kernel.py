@@ -43,15 +43,14 @@ class Samples(NamedTuple):
     x_ordered: np.ndarray
     order: np.ndarray
     rank: np.ndarray
-    #: ``(N, rows)``: each node's standardised, jittered values, then the same sorted
-    #: (filled on first use, ``is_sorted`` per pair and node) and in the residual's order
-    #: (filled when an edge is first refined after a refit, ``prepared`` per edge).
+    #: ``(N, rows)``: each node's standardised, jittered values, and the same sorted (filled
+    #: on first use, ``is_sorted`` per pair and node).
     columns: np.ndarray
     sorted_columns: np.ndarray
     is_sorted: np.ndarray
+    #: The column of the block being computed in the residual's order, and its terms by
+    #: sample.
     y_by_x: np.ndarray
-    prepared: np.ndarray
-    #: The terms of the block being computed, by sample.
     scratch: np.ndarray
     #: ``psi(n)`` per pair; ``psi(k) - 1/k``; ``2 psi(k)``, a term's minimum.
     tails: np.ndarray
@@ -139,11 +138,11 @@ def _first_maximum(edges, allowed, use_allowed):
 
 @numba.njit(cache=True)
 def _prepare(samples, source, pair) -> None:
-    """Fill ``y_by_x[source]`` for the pair's current residual order, and sort the column
-    once per pair."""
+    """Put column ``source`` of the pair in the residual's order into ``y_by_x``, and sort
+    the column once per pair."""
     low, high = samples.offsets[pair], samples.offsets[pair + 1]
     for position in range(low, high):
-        samples.y_by_x[source, position] = samples.columns[source, low + samples.order[position]]
+        samples.y_by_x[position - low] = samples.columns[source, low + samples.order[position]]
     if not samples.is_sorted[pair, source]:
         samples.sorted_columns[source, low:high] = np.sort(samples.columns[source, low:high])
         samples.is_sorted[pair, source] = True
@@ -184,14 +183,12 @@ def select_edge(samples, edges, psi, k, allowed, use_allowed):
             return EDGE, edge, 0, empty
         pair = samples.pairs[slot, target]
         low, high = samples.offsets[pair], samples.offsets[pair + 1]
-        if not samples.prepared[slot, source, target]:
-            _prepare(samples, source, pair)
-            samples.prepared[slot, source, target] = True
+        _prepare(samples, source, pair)
         start = edges.done[slot, source, target]
         stop = _block_stop(start, high - low)
         tied = ksg_block_terms(
             samples.x_ordered[low:high],
-            samples.y_by_x[source, low:high],
+            samples.y_by_x[: high - low],
             samples.rank[low:high],
             samples.sorted_columns[source, low:high],
             psi,
@@ -221,7 +218,6 @@ def refit_target(samples, edges, slot, target, candidates, xs, penalties) -> Non
         edges.done[slot, source, target], edges.partial[slot, source, target] = 0, 0.0
         edges.penalty[slot, source, target], edges.key[slot, source, target] = 0.0, -np.inf
         edges.exact[slot, source, target] = False
-        samples.prepared[slot, source, target] = False
     bound = edge_key(0.0, 0, xs.size, samples.head, samples.tails[pair], samples.floor)
     for position in range(candidates.size):
         source = candidates[position]
