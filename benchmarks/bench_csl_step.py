@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_csl_step.py [--nodes 10 50 107] [--regimes default uncapped]
         [--repeats 3] [--before-max-nodes 50] [--before-repeats 1]
     python benchmarks/bench_csl_step.py --in-use   # CSL-UCB on the 50-node networks
+    python benchmarks/bench_csl_step.py --count    # the work of each row's step
 
 One CSL step is what CSL-UCB runs every ``graph_every`` rounds with its default
 ``joint_order``: :func:`~causalbandits.estimators.csl.learn_joint_subgraphs` on both modes
@@ -23,7 +24,9 @@ BLAS thread), the median of the repeats. Results go to stdout and
 
 ``--in-use`` times instead what a user meets: CSL-UCB at its default preset, one replicate
 (seed 14) on each of the four 50-node mixed-sign networks at T = 5,000, the CPU seconds of
-the whole run and of its CSL steps (``in_use`` in the same file).
+the whole run and of its CSL steps (``in_use`` in the same file). ``--count`` adds to each
+saved row the work its step does (untimed run): the KSG terms computed, the refits, and the
+kernel's own nanoseconds per term, timed alone on the final residuals of a sample of pairs.
 """
 
 from __future__ import annotations
@@ -153,6 +156,50 @@ def in_use() -> list[dict]:
     return rows
 
 
+def work(data: SubgraphData, seed: int) -> dict:
+    """The KSG terms and refits of one step, and the kernel's ns per term on its final
+    residuals (every seventh pair, every fifth column, 20 passes)."""
+    from causalbandits.estimators.ksg_kernel import ksg_block_terms
+
+    tally = {"ksg_terms": 0, "refits": 0}
+    made = []
+
+    class Counting(csl.KSGEdgeScores):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+        def refresh(self, slot, node, candidates):
+            tally["ksg_terms"] += int(self.edges.done[slot, :, node].sum())
+            tally["refits"] += 1
+            return super().refresh(slot, node, candidates)
+
+    original, csl.KSGEdgeScores = csl.KSGEdgeScores, Counting
+    try:
+        one_step(csl, data, seed)
+    finally:
+        csl.KSGEdgeScores = original
+    (scores,) = made
+    tally["ksg_terms"] += int(scores.edges.done.sum())  # the final refits' terms
+    state, seconds, terms = scores.state, 0.0, 0
+    for pair in range(0, len(scores.samples), 7):
+        low, high = state.offsets[pair], state.offsets[pair + 1]
+        x_ordered, rank = state.x_ordered[low:high].copy(), state.rank[low:high].copy()
+        order = state.order[low:high]
+        for source in range(0, data.n_nodes, 5):
+            column = state.columns[source, low:high]
+            y_by_x, y_ordered = column[order], np.sort(column)
+            start = time.process_time()
+            for _ in range(20):
+                ksg_block_terms(
+                    x_ordered, y_by_x, rank, y_ordered, scores.psi, 5, 0, high - low, state.scratch
+                )
+            seconds += time.process_time() - start
+            terms += 20 * (high - low)
+    tally["kernel_ns_per_term"] = 1e9 * seconds / terms
+    return tally
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[10, 50, 107])
@@ -164,7 +211,20 @@ def main() -> None:
     parser.add_argument("--before-repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=33)
     parser.add_argument("--in-use", action="store_true", help="CSL-UCB on 50-node networks")
+    parser.add_argument("--count", action="store_true", help="the work of each saved row")
     args = parser.parse_args()
+    if args.count:
+        payload = json.loads(RESULTS.read_text())
+        one_step(csl, system_data(6, 0, None), 0)  # compile or load first
+        with threadpool_limits(limits=1):
+            for row in payload["rows"]:
+                n = row["n_nodes"]
+                data = system_data(n, args.seed + n, cap_of(n, row["regime"]))
+                row.update(work(data, args.seed + 1000 + n))
+                print(json.dumps(row), flush=True)
+        RESULTS.write_text(json.dumps(payload, indent=2) + "\n")
+        print(f"wrote {RESULTS}")
+        return
     if args.in_use:
         with threadpool_limits(limits=1), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the few-samples warning, expected here
