@@ -25,8 +25,8 @@ BLAS thread), the median of the repeats. Results go to stdout and
 ``--in-use`` times instead what a user meets: CSL-UCB at its default preset, one replicate
 (seed 14) on each of the four 50-node mixed-sign networks at T = 5,000, the CPU seconds of
 the whole run and of its CSL steps (``in_use`` in the same file). ``--count`` adds to each
-saved row the work its step does (untimed run): the KSG terms computed, the refits, and the
-kernel's own nanoseconds per term, timed alone on the final residuals of a sample of pairs.
+saved row the work its step does, from one more step: the KSG terms computed, the refits,
+and the CPU seconds of the compiled selection and of the refits within it.
 """
 
 from __future__ import annotations
@@ -157,11 +157,20 @@ def in_use() -> list[dict]:
 
 
 def work(data: SubgraphData, seed: int) -> dict:
-    """The KSG terms and refits of one step, and the kernel's ns per term on its final
-    residuals (every seventh pair, every fifth column, 20 passes)."""
-    from causalbandits.estimators.ksg_kernel import ksg_block_terms
+    """The KSG terms and refits of one step and where its CPU time goes: the compiled
+    selection (``select_edge``: bounds, blocks and their KSG terms) and the refits (least
+    squares, ridge guard, standardised residual, penalties); ns per term = selection time /
+    terms, in the step itself. (A kernel pass repeated on one block costs less than half
+    as much per term as its first pass, the branch predictor having learnt the block, so
+    repeated passes would understate it.)"""
+    tally = {"ksg_terms": 0, "refits": 0, "selection_cpu_s": 0.0, "refit_cpu_s": 0.0}
 
-    tally = {"ksg_terms": 0, "refits": 0}
+    def timed(key: str, call, *args):
+        start = time.process_time()
+        result = call(*args)
+        tally[key] += time.process_time() - start
+        return result
+
     made = []
 
     class Counting(csl.KSGEdgeScores):
@@ -172,31 +181,20 @@ def work(data: SubgraphData, seed: int) -> dict:
         def refresh(self, slot, node, candidates):
             tally["ksg_terms"] += int(self.edges.done[slot, :, node].sum())
             tally["refits"] += 1
-            return super().refresh(slot, node, candidates)
+            return timed("refit_cpu_s", super().refresh, slot, node, candidates)
+
+        def highest(self, allowed):
+            return timed("selection_cpu_s", super().highest, allowed)
 
     original, csl.KSGEdgeScores = csl.KSGEdgeScores, Counting
     try:
-        one_step(csl, data, seed)
+        step_cpu_s, *_ = one_step(csl, data, seed)
     finally:
         csl.KSGEdgeScores = original
     (scores,) = made
     tally["ksg_terms"] += int(scores.edges.done.sum())  # the final refits' terms
-    state, seconds, terms = scores.state, 0.0, 0
-    for pair in range(0, len(scores.samples), 7):
-        low, high = state.offsets[pair], state.offsets[pair + 1]
-        x_ordered, rank = state.x_ordered[low:high].copy(), state.rank[low:high].copy()
-        order = state.order[low:high]
-        for source in range(0, data.n_nodes, 5):
-            column = state.columns[source, low:high]
-            y_by_x, y_ordered = column[order], np.sort(column)
-            start = time.process_time()
-            for _ in range(20):
-                ksg_block_terms(
-                    x_ordered, y_by_x, rank, y_ordered, scores.psi, 5, 0, high - low, state.scratch
-                )
-            seconds += time.process_time() - start
-            terms += 20 * (high - low)
-    tally["kernel_ns_per_term"] = 1e9 * seconds / terms
+    tally["step_cpu_s"] = step_cpu_s
+    tally["selection_ns_per_term"] = 1e9 * tally["selection_cpu_s"] / tally["ksg_terms"]
     return tally
 
 
