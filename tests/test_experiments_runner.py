@@ -18,6 +18,7 @@ from causalbandits.experiments import (
     load_results,
     read_manifest,
     run_experiment,
+    runner,
 )
 from causalbandits.experiments.store import task_path
 
@@ -124,6 +125,25 @@ def test_table_layout(reference: pd.DataFrame) -> None:
 def test_two_loky_workers_give_identical_results(reference: pd.DataFrame, tmp_path: Path) -> None:
     parallel = run_experiment(tiny_spec(), tmp_path, jobs=2, progress=False)
     pd.testing.assert_frame_equal(parallel, reference)
+
+
+def test_every_finished_task_records_the_processor_it_ran_on(tmp_path: Path) -> None:
+    run_experiment(tiny_spec(), tmp_path, jobs=2, progress=False)
+    records = read_manifest(tmp_path)["tasks"]
+    assert {record["processor"] for record in records} == {runner.processor()}
+
+
+def test_the_processor_is_model_machine_and_widest_vector_set() -> None:
+    x86 = (
+        "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Processor\nflags\t: fpu sse avx avx2 fma\n"
+    )
+    second = "\nprocessor\t: 1\nmodel name\t: Other\nflags\t: avx512f\n"
+    assert runner.describe_processor(x86 + second, "x86_64") == (
+        "Intel(R) Xeon(R) Processor, x86_64, avx2"  # the first processor's, widest set
+    )
+    arm = "processor\t: 0\nFeatures\t: fp asimd sve\nCPU part\t: 0xd40\n"
+    assert runner.describe_processor(arm, "aarch64") == "aarch64, sve"
+    assert runner.describe_processor("", "riscv64") == "riscv64"
 
 
 def test_results_do_not_depend_on_chunk_size(reference: pd.DataFrame, tmp_path: Path) -> None:

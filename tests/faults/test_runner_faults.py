@@ -287,7 +287,7 @@ def signal_in_worker(context: object, task: object) -> object:
 def test_workers_ignore_sigint() -> None:
     before = signal.getsignal(signal.SIGINT)
     results = list(runner.execute_tasks(signal_in_worker, None, [0, 1, 2], jobs=2))
-    assert [handler for _, handler, _ in results] == [signal.SIG_IGN] * 3
+    assert [handler for _, handler, _, _ in results] == [signal.SIG_IGN] * 3
     assert signal.getsignal(signal.SIGINT) is before
 
 

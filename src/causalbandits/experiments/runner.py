@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import platform
 import signal
 import threading
 import time
@@ -77,6 +78,39 @@ def code_digest() -> str:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:16]
+
+
+#: Where Linux describes the processor (:func:`processor`).
+CPUINFO = Path("/proc/cpuinfo")
+#: Vector instruction sets by which NumPy's and PyTorch's kernels are chosen, widest first
+#: (x86 ``flags``, Arm ``Features``).
+VECTOR_SETS = ("avx512f", "avx2", "avx", "sve2", "sve", "asimd")
+
+
+def describe_processor(cpuinfo: str, machine: str) -> str:
+    """``"model, machine, widest vector set"`` from the text of ``/proc/cpuinfo`` (its first
+    processor; parts it lacks are left out), e.g. ``"Intel(R) Xeon(R) Processor, x86_64,
+    avx512f"``."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    sets = set((fields.get("flags") or fields.get("Features") or "").split())
+    widest = next((name for name in VECTOR_SETS if name in sets), "")
+    model = fields.get("model name") or fields.get("Model") or ""
+    return ", ".join(part for part in (model, machine, widest) if part)
+
+
+@functools.cache
+def processor() -> str:
+    """The kind of processor this process computes on, recorded with every finished task:
+    kernels chosen by instruction set add in different orders, so the same seed can give
+    other floats on another kind (docs/reliability.md). Outside Linux, the platform's
+    machine and processor names."""
+    try:
+        return describe_processor(CPUINFO.read_text(), platform.machine())
+    except OSError:
+        return ", ".join(filter(None, (platform.processor(), platform.machine()))) or "unknown"
 
 
 class CodeChangedError(ValueError):
@@ -188,9 +222,10 @@ def check_code(out_dir: Path, manifest: dict[str, Any], allow_code_change: bool)
 
 
 def _timed(run_one: Callable[[Any, Any], pd.DataFrame], context: Any, task: Any) -> tuple:
+    """``(task, rows, seconds, processor)`` of one task, in the worker that ran it."""
     begin = time.perf_counter()
     frame = run_one(context, task)
-    return task, frame, time.perf_counter() - begin
+    return task, frame, time.perf_counter() - begin, processor()
 
 
 def ignore_interrupts() -> None:
@@ -233,8 +268,9 @@ def execute_tasks(
     todo: Sequence[Any],
     jobs: int,
     backend: str = "loky",
-) -> Iterator[tuple[Any, pd.DataFrame, float]]:
-    """``(task, run_one(context, task), seconds)`` for every task, in order of completion.
+) -> Iterator[tuple[Any, pd.DataFrame, float, str]]:
+    """``(task, run_one(context, task), seconds, processor)`` for every task, in order of
+    completion (the :func:`processor` of the worker that ran it).
 
     ``backend="loky"`` uses joblib processes (:func:`loky_results`); ``"ray"`` a Ray cluster
     (started locally with ``jobs`` CPUs when none is running), with ``context`` shipped once
@@ -265,7 +301,7 @@ def execute_tasks(
 
 def loky_results(
     run_one: Callable[[Any, Any], pd.DataFrame], context: Any, todo: Sequence[Any], jobs: int
-) -> Iterator[tuple[Any, pd.DataFrame, float]]:
+) -> Iterator[tuple[Any, pd.DataFrame, float, str]]:
     """:func:`execute_tasks` on joblib's loky processes, which ignore SIGINT: a Ctrl-C in the
     parent, or closing this generator, stops them without a word (``jobs=1`` runs the tasks
     in this process)."""
@@ -364,12 +400,16 @@ def run_tasks(
         )
         results = execute_tasks(run_one, context, todo, jobs, backend)
         try:
-            for task, frame, seconds in results:
+            for task, frame, seconds, computed_on in results:
                 digest = write_task_frame(
                     out_dir, task.id, frame, header["fingerprint"], run["code"]
                 )
                 by_id[task.id].update(
-                    status="done", sha256=digest, seconds=round(seconds, 3), finished=utc_now()
+                    status="done",
+                    sha256=digest,
+                    seconds=round(seconds, 3),
+                    finished=utc_now(),
+                    processor=computed_on,
                 )
                 finished += 1
                 write_manifest(out_dir, manifest)
