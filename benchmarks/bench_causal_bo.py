@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from causalbandits.envs.bo_problems import dropwave
+from causalbandits.experiments.runner import processor
 from causalbandits.policies import bo_baselines, causal_bo, excbo
 from causalbandits.policies.bo_baselines import EICF, GPUCB, MCBO
 from causalbandits.policies.excbo import EXCBO
@@ -130,6 +131,7 @@ def main() -> None:
         "policies": rows,
         "floor_seconds": floor_seconds,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "processor": processor(),
         "torch_threads": torch.get_num_threads(),
     }
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")

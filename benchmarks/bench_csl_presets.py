@@ -20,6 +20,7 @@ import platform
 import tempfile
 from pathlib import Path
 
+from causalbandits.experiments.runner import processor
 from causalbandits.experiments.spec import AlgorithmSpec
 from causalbandits.papers.csl_ucb.bandits import BLOCK, CSLUCBExperiment, block_shares, e3
 
@@ -75,6 +76,7 @@ def main() -> None:
     out.parent.mkdir(exist_ok=True)
     report = {
         "machine": platform.platform(),
+        "processor": processor(),
         "systems": args.systems,
         "horizon": spec.horizon,
         "lock_in": f"no optimal pick in the last {BLOCK} rounds",

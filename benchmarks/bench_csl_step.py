@@ -47,6 +47,7 @@ from threadpoolctl import threadpool_limits
 from causalbandits.envs.random_systems import random_soft_intervention_sem
 from causalbandits.estimators import csl
 from causalbandits.estimators.subgraph import SubgraphData
+from causalbandits.experiments.runner import processor
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "csl_step.json"
@@ -278,7 +279,7 @@ def main() -> None:
         "machine": {
             "python": platform.python_version(),
             "numpy": np.__version__,
-            "processor": platform.processor() or platform.machine(),
+            "processor": processor(),
             "note": "2 cores shared with other jobs (wall time 2-3x slower); CPU time via "
             "time.process_time, one BLAS thread",
         },

@@ -25,6 +25,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from causalbandits.experiments import simulate
+from causalbandits.experiments.runner import processor
 from causalbandits.papers.csl_ucb.bandits import e3
 from causalbandits.policies import POLICIES
 
@@ -79,7 +80,8 @@ def main() -> None:
         print(f"{label} target <= {target} ms/round: {costs[label] <= target}")
     out = Path(__file__).with_name("results") / "csl_ucb.json"
     out.parent.mkdir(exist_ok=True)
-    report = {"machine": platform.platform(), "systems": args.systems, "rows": rows}
+    report = {"machine": platform.platform(), "processor": processor()}
+    report.update(systems=args.systems, rows=rows)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out}")
 

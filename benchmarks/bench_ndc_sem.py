@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from causalbandits.experiments.runner import processor
 from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.ndc_sem.synthetic import ALGORITHMS, SyntheticExperiment
 from causalbandits.random import policy_stream, replicate_seeds
@@ -97,6 +98,7 @@ def main() -> None:
     args = parser.parse_args()
     report: dict = {
         "machine": platform.platform(),
+        "processor": processor(),
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "load_average_before": os.getloadavg(),

@@ -31,6 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.mixed_sign import mixed_sign_bandit
 from causalbandits.estimators.propagation import block_coordinate_ascent, propagate_means
+from causalbandits.experiments.runner import processor
 from causalbandits.policies import UCB1, LinSEMTS, LinSEMUCB, RandomPolicy
 
 POLICIES = {
@@ -127,6 +128,7 @@ def main() -> None:
     out = Path(__file__).with_name("results") / "networks.json"
     report = {
         "machine": platform.platform(),
+        "processor": processor(),
         "ms_per_round": costs,
         "interval_over_greedy": ratio,
         "looseness": loose,

@@ -39,6 +39,7 @@ from botorch.exceptions.warnings import (
 )
 
 from causalbandits.envs.bo_problems import dropwave
+from causalbandits.experiments.runner import processor
 from causalbandits.policies import nmcbo
 from causalbandits.policies.bo_baselines import EICF, GPUCB, MCBO
 from causalbandits.policies.causal_bo import SequentialOptimizer
@@ -141,6 +142,7 @@ def main() -> None:
         "repeats": args.repeats,
         "observations": results,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "processor": processor(),
         "torch_threads": torch.get_num_threads(),
     }
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")

@@ -42,6 +42,7 @@ from threadpoolctl import threadpool_limits
 
 from causalbandits.envs import covid_testing as ct
 from causalbandits.envs import pooled_testing as pt
+from causalbandits.experiments.runner import processor
 
 TARGET_SECONDS = 0.05
 ROOT = Path(__file__).resolve().parents[1]
@@ -218,6 +219,7 @@ def main() -> None:
         "interpolation": accuracy,
         "covid_bandit": bandit,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "processor": processor(),
         "threads": 1,
     }
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")

@@ -29,6 +29,7 @@ from causalbandits.bench.families import FAMILIES
 from causalbandits.bench.mixed_sign import RADIUS_SCALE, MixedSignExperiment, networks
 from causalbandits.experiments.evidence import PairedComparison
 from causalbandits.experiments.report import mean_pm
+from causalbandits.experiments.runner import processor
 from causalbandits.experiments.spec import AlgorithmSpec
 
 LEARNERS = (
@@ -99,6 +100,7 @@ def main() -> None:
             )
     meta = {"horizon": args.horizon, "replicates": args.replicates, "jobs": args.jobs}
     meta["machine"] = f"{platform.machine()}, {platform.python_version()}"
+    meta["processor"] = processor()
     if args.networks != "mixed-sign":
         meta["networks"] = args.networks
     path = RESULTS / NETWORKS[args.networks][1]

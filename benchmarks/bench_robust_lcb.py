@@ -26,6 +26,7 @@ from threadpoolctl import threadpool_limits
 
 from causalbandits.envs.robust_lcb import make_environment
 from causalbandits.experiments import run_experiment
+from causalbandits.experiments.runner import processor
 from causalbandits.papers.robust_lcb.figures import PAPER_DEVIATIONS, fig1c
 from causalbandits.policies import POLICIES
 
@@ -91,7 +92,8 @@ def main() -> None:
     linsem = next(r for r in rows if r["policy"] == "linsem-ucb" and r["replicates"] == 100)
     verdict = linsem["ms_per_round_per_replicate"] <= TARGET_MS_PER_ROUND_PER_REPLICATE
     print(f"LinSEM-UCB target <= {TARGET_MS_PER_ROUND_PER_REPLICATE} ms/round/replicate: {verdict}")
-    report = {"machine": platform.platform(), "python": platform.python_version(), "rows": rows}
+    report = {"machine": platform.platform(), "python": platform.python_version()}
+    report.update(processor=processor(), rows=rows)
     if args.sweep:
         seconds = sweep_seconds()
         report["fig1c_sweep_seconds_2_workers"] = seconds

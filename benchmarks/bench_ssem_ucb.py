@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import tempfile
 import time
 from collections import defaultdict
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from causalbandits.experiments.runner import processor
 from causalbandits.experiments.simulate import simulate
 from causalbandits.papers.ssem_ucb.trials import SyntheticTrial, preset
 from causalbandits.policies.ssem_ucb import SSEMUCBJO
@@ -120,7 +120,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--trial1", action="store_true", help="also time the full trial 1")
     args = parser.parse_args()
-    report: dict = {"machine": platform.processor() or platform.machine(), "rounds": args.rounds}
+    report: dict = {"processor": processor(), "rounds": args.rounds}
     with threadpool_limits(limits=1):
         for trial in ("trial-1", "trial-3"):
             grid = preset(trial)
