@@ -80,8 +80,12 @@ def main() -> None:
         print(f"{label} target <= {target} ms/round: {costs[label] <= target}")
     out = Path(__file__).with_name("results") / "csl_ucb.json"
     out.parent.mkdir(exist_ok=True)
-    report = {"machine": platform.platform(), "processor": processor()}
-    report.update(systems=args.systems, rows=rows)
+    report = {
+        "machine": platform.platform(),
+        "processor": processor(),
+        "systems": args.systems,
+        "rows": rows,
+    }
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out}")
 

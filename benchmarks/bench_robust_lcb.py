@@ -92,8 +92,12 @@ def main() -> None:
     linsem = next(r for r in rows if r["policy"] == "linsem-ucb" and r["replicates"] == 100)
     verdict = linsem["ms_per_round_per_replicate"] <= TARGET_MS_PER_ROUND_PER_REPLICATE
     print(f"LinSEM-UCB target <= {TARGET_MS_PER_ROUND_PER_REPLICATE} ms/round/replicate: {verdict}")
-    report = {"machine": platform.platform(), "python": platform.python_version()}
-    report.update(processor=processor(), rows=rows)
+    report = {
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+        "processor": processor(),
+        "rows": rows,
+    }
     if args.sweep:
         seconds = sweep_seconds()
         report["fig1c_sweep_seconds_2_workers"] = seconds
