@@ -21,8 +21,8 @@ if [ ! -x "$runner/.venv/bin/causalbandits" ]; then
     "$runner/.venv/bin/python" -m pip install -q -e "$runner[gp]"
 fi
 for name in "${RUNS[@]}"; do
-    if [ -f "$here/$name-r12/results.csv" ]; then
-        continue # finished: land it (README.md)
+    if [ -d "$project/docs/results/$name-r12" ] || [ -f "$here/$name-r12/results.csv" ]; then
+        continue # landed, or finished and waiting to be landed (README.md)
     fi
     echo "$(date -u +%FT%TZ) $name"
     "$runner/.venv/bin/causalbandits" reproduce "$name" --replicates 12 --jobs 2 \
