@@ -36,6 +36,7 @@ from causalbandits.papers.excbo.comparison import (
     noise_study_claims,
     window_claim,
 )
+from causalbandits.policies import causal_bo
 from causalbandits.policies.bo_baselines import EICF, GPUCB, MCBO, node_network, noise_scales
 from causalbandits.policies.causal_bo import CAPPED, AcquisitionOptimiser
 from causalbandits.policies.excbo import EXCBO
@@ -257,6 +258,34 @@ def test_hallucinated_optimum_is_at_least_the_best_non_hallucinated_value() -> N
         found = acquisition(decision.reshape(1, 1, 4))
     assert float(found) >= float(best_plain) - 1e-9
     assert float(decision[-1]) > 0.99  # eta at the target node is +1
+
+
+def test_raw_points_scored_in_blocks_give_the_same_decision(monkeypatch) -> None:
+    """The raw points are scored in blocks of ``restarts`` (speed only): the decision equals
+    the one from scoring all raw points in one block, bit for bit."""
+    policy = trained_excbo()
+    network, exogenous = policy.surrogate(seed=9)
+    acquisition = NetworkAcquisition(
+        network,
+        policy.problem.objective,
+        2,
+        Optimism(policy.options.beta),
+        BaseSamples(exogenous=exogenous),
+    )
+    blocks = []
+    optimize = causal_bo.optimize_acqf
+
+    def one_block(function, **settings):
+        blocks.append(settings["options"].pop("init_batch_limit"))
+        return optimize(function, **settings)
+
+    torch.manual_seed(0)  # BoTorch draws the restarts from the raw points with torch's RNG
+    in_blocks = policy.maximise(acquisition, 4, seed=9)
+    monkeypatch.setattr(causal_bo, "optimize_acqf", one_block)
+    torch.manual_seed(0)
+    in_one = policy.maximise(acquisition, 4, seed=9)
+    assert blocks == [policy.optimiser.starts(4)[0]]
+    torch.testing.assert_close(in_blocks, in_one, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("variant", ["mean", "sample"])

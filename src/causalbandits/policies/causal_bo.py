@@ -238,7 +238,9 @@ class SequentialOptimizer(ABC):
 
     def maximise(self, acquisition: AcquisitionFunction, dimension: int, seed: int) -> torch.Tensor:
         """Multi-start L-BFGS-B over ``[0, 1]^dimension`` (BoTorch ``optimize_acqf``), restarts
-        batched; returns the best decision ``(dimension,)``."""
+        batched; returns the best decision ``(dimension,)``. The raw points are scored in
+        blocks of ``restarts`` (the optimiser's own batch): one block of all of them is
+        memory-bound, 4x slower per point on Alpine2, for the same values."""
         bounds = torch.stack(
             [torch.zeros(dimension, dtype=DTYPE), torch.ones(dimension, dtype=DTYPE)]
         )
@@ -249,6 +251,10 @@ class SequentialOptimizer(ABC):
             q=1,
             num_restarts=restarts,
             raw_samples=raw_samples,
-            options={"seed": seed, "maxiter": self.optimiser.max_iterations},
+            options={
+                "seed": seed,
+                "maxiter": self.optimiser.max_iterations,
+                "init_batch_limit": restarts,
+            },
         )
         return candidate.detach()[0]
