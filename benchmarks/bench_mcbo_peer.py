@@ -42,6 +42,7 @@ import numpy as np
 import torch
 
 from causalbandits.envs.bo_problems import dropwave
+from causalbandits.envs.causal_bo import FunctionNetworkBandit
 from causalbandits.experiments.evidence import PairedComparison
 from causalbandits.experiments.runner import processor
 from causalbandits.policies.bo_baselines import MCBO
@@ -54,7 +55,13 @@ BETA = 5.0
 DRIVER = Path(__file__).with_name("peer_mcbo.py")
 
 
-def package_rounds(args: argparse.Namespace, seed: int, actions, nodes, rounds: int) -> dict:
+def package_rounds(
+    args: argparse.Namespace,
+    seed: int,
+    actions: np.ndarray,
+    nodes: np.ndarray | None,
+    rounds: int,
+) -> dict:
     """The package's MCBO for ``rounds`` rounds from ``actions`` (and ``nodes``, or its own
     draws when ``None``), in its own environment: ``{"seconds", "actions"}``."""
     job = {
@@ -80,12 +87,12 @@ def package_rounds(args: argparse.Namespace, seed: int, actions, nodes, rounds: 
     return json.loads(done.stdout)
 
 
-def observed(env, actions: np.ndarray) -> np.ndarray:
+def observed(env: FunctionNetworkBandit, actions: np.ndarray) -> np.ndarray:
     """Node values of ``actions`` ``(n, 2)``, one environment step each."""
     return np.vstack([env.step(action[None])[0] for action in actions])
 
 
-def our_rounds(policy: SequentialOptimizer, env, rounds: int) -> dict:
+def our_rounds(policy: SequentialOptimizer, env: FunctionNetworkBandit, rounds: int) -> dict:
     """``rounds`` proposals of ``policy``, each observed on ``env``: CPU seconds and actions."""
     seconds, chosen = [], []
     for _ in range(rounds):
@@ -105,7 +112,7 @@ def one_seed(args: argparse.Namespace, seed: int) -> dict:
     actions = rng.random((OBSERVATIONS, 2))
     nodes = observed(env, actions)
 
-    def ours(policy_class, **options) -> dict:
+    def ours(policy_class: type[SequentialOptimizer], **options: object) -> dict:
         policy = policy_class(env.problem, n_init=OBSERVATIONS, **options)
         policy.reset(seed)
         for action, values in zip(actions, nodes, strict=True):
