@@ -237,18 +237,23 @@ def test_excbo_acquisition_is_deterministic_under_fixed_base_samples() -> None:
     assert not torch.equal(other, exogenous)
 
 
-def test_hallucinated_optimum_is_at_least_the_best_non_hallucinated_value() -> None:
-    """Optimism of option B (decisions: excbo 7): alpha(a_t, eta_t) >= max_a alpha(a, eta = 0),
-    eta = 0 being feasible, and eta_d = +1."""
-    policy = trained_excbo()
-    network, exogenous = policy.surrogate(seed=9)
-    acquisition = NetworkAcquisition(
+def optimistic_acquisition(policy: EXCBO, seed: int = 9) -> NetworkAcquisition:
+    """EXCBO's option-B acquisition on ``policy``'s surrogate drawn with ``seed``."""
+    network, exogenous = policy.surrogate(seed=seed)
+    return NetworkAcquisition(
         network,
         policy.problem.objective,
         2,
         Optimism(policy.options.beta),
         BaseSamples(exogenous=exogenous),
     )
+
+
+def test_hallucinated_optimum_is_at_least_the_best_non_hallucinated_value() -> None:
+    """Optimism of option B (decisions: excbo 7): alpha(a_t, eta_t) >= max_a alpha(a, eta = 0),
+    eta = 0 being feasible, and eta_d = +1."""
+    policy = trained_excbo()
+    acquisition = optimistic_acquisition(policy)
     decision = policy.maximise(acquisition, 4, seed=9)
     grid = torch.linspace(0, 1, 21, dtype=torch.float64)
     actions = torch.cartesian_prod(grid, grid)
@@ -264,14 +269,7 @@ def test_raw_points_scored_in_blocks_give_the_same_decision(monkeypatch) -> None
     """The raw points are scored in blocks (speed only): the decision equals the one from
     scoring all raw points in one block, bit for bit."""
     policy = trained_excbo()
-    network, exogenous = policy.surrogate(seed=9)
-    acquisition = NetworkAcquisition(
-        network,
-        policy.problem.objective,
-        2,
-        Optimism(policy.options.beta),
-        BaseSamples(exogenous=exogenous),
-    )
+    acquisition = optimistic_acquisition(policy)
     blocks = []
     optimize = causal_bo.optimize_acqf
     block = 16
@@ -286,7 +284,7 @@ def test_raw_points_scored_in_blocks_give_the_same_decision(monkeypatch) -> None
     monkeypatch.setattr(causal_bo, "optimize_acqf", one_block)
     torch.manual_seed(0)
     in_one = policy.maximise(acquisition, 4, seed=9)
-    restarts, raw_points = policy.optimiser.starts(4)
+    _, raw_points = policy.optimiser.starts(4)
     assert blocks == [block] and raw_points > block
     torch.testing.assert_close(in_blocks, in_one, rtol=0, atol=0)
 
