@@ -112,30 +112,32 @@ def one_seed(args: argparse.Namespace, seed: int) -> dict:
     actions = rng.random((OBSERVATIONS, 2))
     nodes = observed(env, actions)
 
-    def ours(policy_class: type[SequentialOptimizer], **options: object) -> dict:
-        policy = policy_class(env.problem, n_init=OBSERVATIONS, **options)
+    def ours(
+        policy: SequentialOptimizer, played: np.ndarray, values: np.ndarray, rounds: int
+    ) -> dict:
+        """``rounds`` proposals of ``policy`` after observing ``played`` and their ``values``."""
         policy.reset(seed)
-        for action, values in zip(actions, nodes, strict=True):
-            policy.observe(action, values)
-        return our_rounds(policy, env, 1)
-
-    def our_loop() -> dict:
-        policy = MCBO(env.problem, n_init=DESIGN, beta=BETA, noise="known")
-        policy.reset(seed)
-        for action in design:
-            policy.observe(action, env.step(action[None])[0])
-        return our_rounds(policy, env, args.rounds)
+        for action, node_values in zip(played, values, strict=True):
+            policy.observe(action, node_values)
+        return our_rounds(policy, env, rounds)
 
     design = rng.random((DESIGN, 2))
     steps = {
         "package_round": lambda: package_rounds(args, seed, actions, nodes, 1),
-        "ours_round": lambda: ours(MCBO, beta=BETA, noise="known"),
+        "ours_round": lambda: ours(
+            MCBO(env.problem, n_init=OBSERVATIONS, beta=BETA, noise="known"), actions, nodes, 1
+        ),
         "package_loop": lambda: package_rounds(args, seed, design, None, args.rounds),
-        "ours_loop": our_loop,
+        "ours_loop": lambda: ours(
+            MCBO(env.problem, n_init=DESIGN, beta=BETA, noise="known"),
+            design,
+            observed(env, design),
+            args.rounds,
+        ),
     }
     order = sorted(steps, key=lambda name: name.startswith("ours") == (seed % 2 == 0))
     result = {name: steps[name]() for name in order}
-    result["excbo_round"] = ours(EXCBO)
+    result["excbo_round"] = ours(EXCBO(env.problem, n_init=OBSERVATIONS), actions, nodes, 1)
     best = {}
     for side in ("package", "ours"):
         played = np.vstack([design, np.asarray(result[f"{side}_loop"]["actions"])])
