@@ -102,6 +102,32 @@ def test_hallucination_draws_and_noise_shift_each_node_as_documented() -> None:
     assert torch.allclose(out[:, 0, 1], expected[:, 1] + 0.1)
 
 
+def test_a_node_whose_inputs_do_not_vary_with_the_sample_is_evaluated_once_per_decision() -> None:
+    """With additive noise samples the root node's inputs are the action alone: its model
+    sees one row per decision; its children see one per decision and sample."""
+    seen: list[tuple[int, ...]] = []
+
+    def recording(model):
+        def call(w):
+            seen.append(tuple(w.shape))
+            return model(w)
+
+        return call
+
+    inner = network()
+    recorded = GPNetwork(SPECS, tuple(map(recording, inner.marginals)), SCALERS, (0, 1, 2))
+    a = torch.rand(4, 3, dtype=torch.float64)
+    noise = torch.tensor([[0.0, 0.1, 0.0], [0.2, 0.0, 0.0], [0.0, 0.0, 0.3]], dtype=a.dtype)
+    out = recorded.propagate(a, samples=BaseSamples(noise=noise))
+    assert seen == [(4, 1, 2), (4, 3, 2), (4, 3, 2)]
+    assert out.shape == (4, 3, 3)
+    for s in range(3):
+        expected = composed(a, noise[s, 0])
+        expected[:, 1] += noise[s, 1]
+        expected[:, 2] = ((expected[:, 0] + 1.0) / 4.0) * (expected[:, 1] / 2.0) + noise[s, 2]
+        torch.testing.assert_close(out[:, s], expected, rtol=0, atol=1e-12)
+
+
 def test_training_inputs_normalise_parents_over_the_data() -> None:
     actions = torch.rand(5, 3, dtype=torch.float64)
     values = torch.randn(5, 3, dtype=torch.float64)
@@ -204,3 +230,5 @@ def test_matern52_value_and_hand_written_gradient_match_the_closed_form_and_auto
     torch.testing.assert_close(matern52(x, y), expected.detach(), rtol=1e-10, atol=1e-12)
     x.requires_grad_(True)
     assert torch.autograd.gradcheck(lambda z: matern52(z, y), (x,), eps=1e-6, atol=1e-7)
+    with torch.no_grad():  # the value without the gradient's bookkeeping
+        torch.testing.assert_close(matern52(x, y), expected.detach(), rtol=1e-10, atol=1e-12)

@@ -101,12 +101,14 @@ class Matern52(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        squared = (x.square().sum(-1, keepdim=True) - 2 * x @ y.T + y.square().sum(-1)).clamp_min(0)
+        squared = torch.addmm(x.square().sum(-1, keepdim=True), x, y.T, alpha=-2.0)
+        squared.add_(y.square().sum(-1)).clamp_min_(0)
         root5 = squared.sqrt().mul_(ROOT5)
-        decay = torch.exp(-root5)
-        slope = (1.0 + root5).mul_(decay).mul_(-5.0 / 6.0)  # dk/d(d^2)
-        ctx.save_for_backward(x, y, slope)
-        return (1.0 + root5).add_(squared, alpha=5.0 / 3.0).mul_(decay)
+        decay = root5.neg().exp_()
+        if ctx.needs_input_grad[0]:
+            slope = (1.0 + root5).mul_(decay).mul_(-5.0 / 6.0)  # dk/d(d^2)
+            ctx.save_for_backward(x, y, slope)
+        return root5.add_(1.0).add_(squared, alpha=5.0 / 3.0).mul_(decay)
 
     @staticmethod
     def backward(ctx: Any, upstream: torch.Tensor) -> tuple[torch.Tensor, None]:
@@ -126,21 +128,23 @@ class CachedPosterior:
     """Posterior marginals of a fitted exact GP from its Cholesky factor, computed once:
     ``mu(x) = m(x) + k(x, X) alpha`` and ``sigma^2(x) = k(x, x) - |L^-1 k(X, x)|^2``
     with ``L L^T = K + rho^2 I`` and ``alpha = (K + rho^2 I)^-1 (y - m)`` in the standardised
-    space, then mapped back to the targets' units, for the node GPs of
+    space, mapped back to the targets' units, for the node GPs of
     :func:`~causalbandits.estimators.gp.node_gp` (constant mean, scaled Matérn-5/2). Equal to
     BoTorch's ``posterior`` (tested) without its per-call bookkeeping, which dominates at
-    thousands of points per call. ``L^-1`` is formed once, so that a call is one kernel and
-    one matrix product ``k(x, X) [alpha, L^-T]``. ``noise_variance``: the model's observation
-    noise variance in the targets' units (learned or fixed)."""
+    thousands of points per call. ``L^-1`` is formed once and the output scale ``s`` and the
+    standardisation (``offset + scale * .``) folded in, so that a call is one kernel and the
+    products ``k(x, X) mean_weights`` and ``k(x, X) whitener`` (``scale s alpha`` and
+    ``scale s L^-T``), ``sigma^2(x) = prior_variance - |k(x, X) whitener|^2`` with
+    ``prior_variance = scale^2 s``. ``noise_variance``: the model's observation noise
+    variance in the targets' units (learned or fixed)."""
 
     model: SingleTaskGP
     lengthscale: torch.Tensor
     scaled_inputs: torch.Tensor
-    weights: torch.Tensor
-    outputscale: float
-    constant: float
-    offset: float
-    scale: float
+    mean_offset: float
+    mean_weights: torch.Tensor
+    whitener: torch.Tensor
+    prior_variance: float
     noise_variance: float
 
     @classmethod
@@ -155,15 +159,15 @@ class CachedPosterior:
         whitener = torch.linalg.solve_triangular(cholesky, identity, upper=False)
         kernel = model.covar_module
         lengthscale = kernel.base_kernel.lengthscale.detach().reshape(-1)
+        outputscale = float(kernel.outputscale)
         return cls(
             model,
             lengthscale,
             model.train_inputs[0].detach() / lengthscale,
-            torch.cat([alpha, whitener.T], dim=-1),
-            float(kernel.outputscale),
-            float(model.mean_module.constant),
-            prior.offset,
-            prior.scale,
+            prior.offset + prior.scale * float(model.mean_module.constant),
+            prior.scale * outputscale * alpha,
+            prior.scale * outputscale * whitener.T,
+            prior.scale**2 * outputscale,
             float(prior.noise.mean()) * prior.scale**2,
         )
 
@@ -171,14 +175,12 @@ class CachedPosterior:
         shape = inputs.shape[:-1]
         flat = inputs.reshape(-1, inputs.shape[-1])
         cross = matern52(flat / self.lengthscale, self.scaled_inputs)
-        product = cross @ self.weights
-        mean = self.constant + self.outputscale * product[:, 0]
-        explained = self.outputscale**2 * product[:, 1:].square().sum(dim=-1)
-        variance = (self.outputscale - explained).clamp_min(1e-18)
-        return (
-            (self.offset + self.scale * mean).reshape(shape),
-            (self.scale * variance.sqrt()).reshape(shape),
+        mean = self.mean_offset + (cross @ self.mean_weights).squeeze(-1)
+        whitened = cross @ self.whitener
+        variance = (self.prior_variance - (whitened * whitened).sum(dim=-1)).clamp_min(
+            self.prior_variance * 1e-18
         )
+        return mean.reshape(shape), variance.sqrt().reshape(shape)
 
 
 @dataclass(frozen=True)
@@ -245,22 +247,29 @@ class GPNetwork:
         sigma_i`` (option B, MCBO); with ``samples.draws``: a posterior draw per base sample,
         ``x_i = mu_i + sigma_i * draw`` (option C); neither: the posterior mean (option A).
         ``samples.exogenous`` are fed to the decoder (EXCBO), ``samples.noise`` added (MCBO);
-        ``S`` is :attr:`BaseSamples.count`.
+        ``S`` is :attr:`BaseSamples.count`. A node whose inputs do not vary with the sample
+        (a root node without exogenous input, or one whose parents are such nodes) has its
+        posterior evaluated once per decision, not ``S`` times.
         """
         draws, exogenous, noise = samples.draws, samples.exogenous, samples.noise
         count = samples.count
         batch = actions.shape[0]
-        expanded = actions.unsqueeze(1).expand(batch, count, actions.shape[-1])
-        values: list[torch.Tensor] = [expanded[..., 0]] * len(self.specs)
+        per_decision = actions.unsqueeze(1)
+        values: list[torch.Tensor] = [per_decision[..., 0]] * len(self.specs)
         for i in self.order:
             spec = self.specs[i]
             parents = (
-                torch.stack([values[p] for p in spec.parents], dim=-1) if spec.parents else None
+                torch.stack(torch.broadcast_tensors(*(values[p] for p in spec.parents)), dim=-1)
+                if spec.parents
+                else None
             )
-            w = node_inputs(spec, expanded, parents, self.scalers[i])
+            rows = 1 if parents is None else parents.shape[1]
+            w = node_inputs(spec, per_decision.expand(batch, rows, -1), parents, self.scalers[i])
             if self.with_exogenous:
                 u = exogenous[:, i] if exogenous is not None else w.new_zeros(count)
-                w = torch.cat([w, u.expand(batch, count).unsqueeze(-1)], dim=-1)
+                w = torch.cat(
+                    [w.expand(batch, count, -1), u.expand(batch, count).unsqueeze(-1)], dim=-1
+                )
             mean, std = self.marginals[i](w)
             value = mean
             if eta is not None:
@@ -270,7 +279,7 @@ class GPNetwork:
             if noise is not None:
                 value = value + noise[:, i]
             values[i] = value
-        return torch.stack(values, dim=-1)
+        return torch.stack([value.expand(batch, count) for value in values], dim=-1)
 
 
 class NetworkAcquisition(AcquisitionFunction):
