@@ -102,6 +102,21 @@ def test_hallucination_draws_and_noise_shift_each_node_as_documented() -> None:
     assert torch.allclose(out[:, 0, 1], expected[:, 1] + 0.1)
 
 
+def test_a_hallucination_function_of_the_node_input_shifts_by_its_value() -> None:
+    """NMCBO's form: ``eta_i(w_i)`` evaluated at each node's input."""
+    a = torch.rand(5, 3, dtype=torch.float64)
+    calls: list[int] = []
+
+    def eta(node: int, w: torch.Tensor) -> torch.Tensor:
+        calls.append(node)
+        return torch.tanh(w[..., 0] - w[..., -1])
+
+    out = network((0.25, 0.0, 0.0)).propagate(a, eta=eta, beta=2.0)
+    shift = 2.0 * torch.tanh(a[:, 0] - a[:, 1]) * 0.5  # node 0 reads (a0, a1), sigma_0 = 0.5
+    torch.testing.assert_close(out[:, 0], composed(a, shift), rtol=0, atol=1e-12)
+    assert calls == [0, 1, 2]
+
+
 def test_a_node_whose_inputs_do_not_vary_with_the_sample_is_evaluated_once_per_decision() -> None:
     """With additive noise samples the root node's inputs are the action alone: its model
     sees one row per decision; its children see one per decision and sample."""

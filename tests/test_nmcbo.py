@@ -125,15 +125,19 @@ def test_eta_lies_in_the_unit_interval_and_is_one_at_the_target(fitted: NMCBO) -
         actions = fitted.nets.actions(weights)
         assert actions.shape == (5, 2) and actions.min() >= 0 and actions.max() <= 1
     assert fitted.nets.eta(params, 0, inputs).std() > 0  # eta depends on the input
-    # the target node is mu + beta sigma + u at its (hallucinated) parent
+    # the root is mu + beta eta(a) sigma + u at the action, the target node mu + beta sigma + u
+    # at its (hallucinated) parent
     hallucination = fitted.hallucination()
-    network, draws = hallucination.network, noise[0]
+    network, draws, beta = hallucination.network, noise[0], fitted.options.beta
     with torch.no_grad():
         values = hallucination.values(params, draws)
         actions = fitted.nets.actions(params).unsqueeze(1).expand(5, len(draws), 2)
+        mean, std = network.marginals[0](actions)
+        root = mean + beta * fitted.nets.eta(params, 0, actions) * std + draws[:, 0]
         w = node_inputs(network.specs[1], actions, values[..., :1], network.scalers[1])
         mean, std = network.marginals[1](w)
-    torch.testing.assert_close(values[..., 1], mean + fitted.options.beta * std + draws[:, 1])
+    torch.testing.assert_close(values[..., 0], root)
+    torch.testing.assert_close(values[..., 1], mean + beta * std + draws[:, 1])
 
 
 def test_a_composite_objective_learns_every_eta() -> None:

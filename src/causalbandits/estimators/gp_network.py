@@ -89,6 +89,11 @@ def training_inputs(
 Marginals = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
+#: A hallucination that depends on the node's input: ``eta(i, w_i)`` for inputs
+#: ``(b, S, d_i)``, shape ``(b, S)``, in ``[-1, 1]`` (NMCBO's networks).
+NodeHallucination = Callable[[int, torch.Tensor], torch.Tensor]
+
+
 ROOT5 = 5.0**0.5
 
 
@@ -237,15 +242,17 @@ class GPNetwork:
         self,
         actions: torch.Tensor,
         *,
-        eta: torch.Tensor | None = None,
+        eta: torch.Tensor | NodeHallucination | None = None,
         beta: float = 0.0,
         samples: BaseSamples = NO_SAMPLES,
     ) -> torch.Tensor:
         """Node values ``(b, S, nodes)`` for decisions ``actions`` (b, |A|).
 
         ``eta`` (b, nodes) in ``[-1, 1]``: hallucination, ``x_i = mu_i + beta * eta_i *
-        sigma_i`` (option B, MCBO); with ``samples.draws``: a posterior draw per base sample,
-        ``x_i = mu_i + sigma_i * draw`` (option C); neither: the posterior mean (option A).
+        sigma_i`` (option B, MCBO); or a function ``eta(i, w_i)`` of the node and its inputs
+        (NMCBO's networks, :data:`NodeHallucination`); with ``samples.draws``: a posterior
+        draw per base sample, ``x_i = mu_i + sigma_i * draw`` (option C); neither: the
+        posterior mean (option A).
         ``samples.exogenous`` are fed to the decoder (EXCBO), ``samples.noise`` added (MCBO);
         ``S`` is :attr:`BaseSamples.count`. A node whose inputs do not vary with the sample
         (a root node without exogenous input, or one whose parents are such nodes) has its
@@ -272,7 +279,9 @@ class GPNetwork:
                 )
             mean, std = self.marginals[i](w)
             value = mean
-            if eta is not None:
+            if callable(eta):
+                value = value + beta * eta(i, w) * std
+            elif eta is not None:
                 value = value + beta * eta[:, i].unsqueeze(-1) * std
             if draws is not None:
                 value = value + draws[:, i] * std

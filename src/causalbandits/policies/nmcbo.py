@@ -62,7 +62,7 @@ from botorch.optim.stopping import ExpMAStoppingCriterion
 
 from causalbandits.envs.causal_bo import CausalBOProblem, TargetNode
 from causalbandits.estimators.gp import DTYPE
-from causalbandits.estimators.gp_network import GPNetwork, NodeSpec, node_inputs
+from causalbandits.estimators.gp_network import BaseSamples, GPNetwork, NodeSpec
 from causalbandits.policies.base import options_of
 from causalbandits.policies.bo_baselines import (
     BaselineOptions,
@@ -217,21 +217,14 @@ class NoisyHallucination:
         return noise_scales(self.network) * draws
 
     def values(self, params: Parameters, noise: torch.Tensor) -> torch.Tensor:
-        """Node values ``(R, S, nodes)`` for weights ``params`` and noise ``(S, nodes)``."""
-        actions = self.nets.actions(params)
-        count, samples = actions.shape[0], noise.shape[0]
-        expanded = actions.unsqueeze(1).expand(count, samples, actions.shape[-1])
-        values: list[torch.Tensor] = [noise[:, 0]] * len(self.network.specs)
-        for i in self.network.order:
-            spec = self.network.specs[i]
-            parents = (
-                torch.stack([values[p] for p in spec.parents], dim=-1) if spec.parents else None
-            )
-            inputs = node_inputs(spec, expanded, parents, self.network.scalers[i])
-            mean, std = self.network.marginals[i](inputs)
-            eta = self.nets.eta(params, i, inputs)
-            values[i] = mean + self.beta * eta * std + noise[:, i]
-        return torch.stack(values, dim=-1)
+        """Node values ``(R, S, nodes)`` for weights ``params`` and noise ``(S, nodes)``
+        (:meth:`GPNetwork.propagate` with the networks' ``eta_i(w_i)``)."""
+        return self.network.propagate(
+            self.nets.actions(params),
+            eta=lambda node, inputs: self.nets.eta(params, node, inputs),
+            beta=self.beta,
+            samples=BaseSamples(noise=noise),
+        )
 
     def mean_objective(self, params: Parameters, noise: torch.Tensor) -> torch.Tensor:
         """``mean_s objective(x_s)`` per re-initialisation, ``(R,)``."""
