@@ -3,7 +3,7 @@
 # that computed their tasks (checked out once as ../../runner, beside the project). Each run
 # resumes where it stopped; run this again after a stop. See README.md.
 set -euo pipefail
-COMMIT=9d2e861
+COMMIT=0a18b34
 RUNS=(excbo-covid excbo-rosenbrock)
 
 here=$(cd "$(dirname "$0")" && pwd)
