@@ -8,14 +8,14 @@ Usage::
 One proposal (``propose``) of each method on the same data: Dropwave (sigma = 0.05, mixture
 noise), ``n`` uniform random actions and their observed node values (``n`` in
 ``--observations``, default 20 and 50), every policy built with ``n_init = 6`` (MCBO's
-``2(|A| + 1)``) and its default settings, one torch thread. NMCBO runs with 64
-re-initialisations (our default) and with the reference's 1000, both with the per-
-re-initialisation moving-average stopping rule (at most 1000 steps), and with 64 at a fixed
-budget of 1000 SGD steps (what ``maxiter = 1000`` would cost if the rule never fired; its
-1000-re-initialisation cost is extrapolated linearly). Reported: the median over
-``--repeats`` data sets of the seconds per proposal, NMCBO's mean and largest number of SGD
-steps per re-initialisation, and each method's time over the mean of EXCBO's, GP-UCB's and
-EICF's (the paper's "other three methods"). Results go to stdout and
+``2(|A| + 1)``) and its default settings, one torch thread. NMCBO runs with the
+reference's 1000 re-initialisations (the default) and with 64 (a labelled option), both
+with the per-re-initialisation moving-average stopping rule (at most 1000 steps), and with
+64 at a fixed budget of 1000 SGD steps (what ``maxiter = 1000`` would cost if the rule
+never fired; its 1000-re-initialisation cost is extrapolated linearly). Reported: the
+median over ``--repeats`` data sets of the seconds per proposal, NMCBO's mean and largest
+number of SGD steps per re-initialisation, and each method's time over the mean of EXCBO's,
+GP-UCB's and EICF's (the paper's "other three methods"). Results go to stdout and
 ``benchmarks/results/nmcbo.json``.
 """
 
