@@ -7,7 +7,7 @@ MCBO-era BoTorch priors (lengthscale ``Gamma(3, 6)``, outputscale
 either a learned homoscedastic noise with a floor (EXCBO's encoder and decoder) or a known,
 fixed noise variance (MCBO's nodes, GP-UCB's and EICF's near-noiseless ``1e-6``).
 Hyper-parameters are fitted by maximising the marginal likelihood (``fit_gpytorch_mll``,
-its loss evaluated densely by :func:`negative_log_marginal`).
+its loss evaluated densely by :class:`NegativeLogMarginal`).
 :func:`training_prior` exposes the fitted prior of the standardised training targets,
 ``N(m, K + ρ²I)`` (EXCBO's leave-one-out residuals, :mod:`~causalbandits.estimators.exogenous`).
 """
@@ -114,8 +114,8 @@ class NegativeLogMarginal:
     ``ExactMarginalLogLikelihood`` of a node GP (Rasmussen & Williams eq. 2.30 with the
     hyper-priors) on its standardised training targets, as the loss of a fit. One dense
     Cholesky factor instead of GPyTorch's lazy-tensor machinery, which dominates at node-GP
-    sizes (equal to 1e-13, tested); if the factor fails, GPyTorch's own loss (which adds
-    jitter) is used."""
+    sizes (equal to GPyTorch's to 1e-12, its gradient to 1e-10, tested); if the factor
+    fails, GPyTorch's own loss (which adds jitter) is used."""
 
     def __init__(self, mll: ExactMarginalLogLikelihood) -> None:
         self.mll = mll

@@ -90,7 +90,8 @@ Marginals = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
 #: A hallucination that depends on the node's input: ``eta(i, w_i)`` for inputs
-#: ``(b, S, d_i)``, shape ``(b, S)``, in ``[-1, 1]`` (NMCBO's networks).
+#: ``(b, S, d_i)`` (``S`` may be 1, see :meth:`GPNetwork.propagate`), shape ``(b, S)``, in
+#: ``[-1, 1]`` (NMCBO's networks).
 NodeHallucination = Callable[[int, torch.Tensor], torch.Tensor]
 
 
@@ -254,9 +255,9 @@ class GPNetwork:
         draw per base sample, ``x_i = mu_i + sigma_i * draw`` (option C); neither: the
         posterior mean (option A).
         ``samples.exogenous`` are fed to the decoder (EXCBO), ``samples.noise`` added (MCBO);
-        ``S`` is :attr:`BaseSamples.count`. A node whose inputs do not vary with the sample
-        (a root node without exogenous input, or one whose parents are such nodes) has its
-        posterior evaluated once per decision, not ``S`` times.
+        ``S`` is :attr:`BaseSamples.count`. A node whose inputs are the same for every sample
+        (a root without exogenous input, or a node whose parents got no draw and no noise)
+        has its posterior evaluated once per decision, not ``S`` times.
         """
         draws, exogenous, noise = samples.draws, samples.exogenous, samples.noise
         count = samples.count
