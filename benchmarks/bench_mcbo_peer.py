@@ -105,6 +105,12 @@ def our_rounds(policy: SequentialOptimizer, env: FunctionNetworkBandit, rounds: 
     return {"seconds": seconds, "actions": chosen}
 
 
+def our_mcbo(env: FunctionNetworkBandit, design: int) -> MCBO:
+    """Our MCBO at the package's settings: beta 5, the noise variance told, ``design``
+    observations before the first proposal."""
+    return MCBO(env.problem, n_init=design, beta=BETA, noise="known")
+
+
 def fed(
     policy: SequentialOptimizer, seed: int, played: np.ndarray, values: np.ndarray
 ) -> SequentialOptimizer:
@@ -128,8 +134,7 @@ def warm_up(sigma: float) -> None:
     warm (imports and first-call costs paid), as the package's driver does for its own."""
     env, _, actions = data(sigma, 0)
     nodes = observed(env, actions)
-    mcbo = MCBO(env.problem, n_init=OBSERVATIONS, beta=BETA, noise="known")
-    for policy in (mcbo, EXCBO(env.problem, n_init=OBSERVATIONS)):
+    for policy in (our_mcbo(env, OBSERVATIONS), EXCBO(env.problem, n_init=OBSERVATIONS)):
         fed(policy, 0, actions, nodes).suggest()
 
 
@@ -147,15 +152,10 @@ def one_seed(args: argparse.Namespace, seed: int) -> dict:
     design = rng.random((DESIGN, 2))
     steps = {
         "package_round": lambda: package_rounds(args, seed, actions, nodes, 1),
-        "ours_round": lambda: ours(
-            MCBO(env.problem, n_init=OBSERVATIONS, beta=BETA, noise="known"), actions, nodes, 1
-        ),
+        "ours_round": lambda: ours(our_mcbo(env, OBSERVATIONS), actions, nodes, 1),
         "package_loop": lambda: package_rounds(args, seed, design, None, args.rounds),
         "ours_loop": lambda: ours(
-            MCBO(env.problem, n_init=DESIGN, beta=BETA, noise="known"),
-            design,
-            observed(env, design),
-            args.rounds,
+            our_mcbo(env, DESIGN), design, observed(env, design), args.rounds
         ),
     }
     order = sorted(steps, key=lambda name: name.startswith("ours") == (seed % 2 == 0))

@@ -112,8 +112,9 @@ def log_prior(prior: Prior, value: torch.Tensor) -> torch.Tensor:
 class NegativeLogMarginal:
     """``-(log N(y; m, s K_l + diag(rho^2)) + sum log p(theta)) / n``: GPyTorch's
     ``ExactMarginalLogLikelihood`` of a node GP (Rasmussen & Williams eq. 2.30 with the
-    hyper-priors) on its standardised training targets, as the loss of a fit. One dense
-    Cholesky factor instead of GPyTorch's lazy-tensor machinery, which dominates at node-GP
+    hyper-priors) on its standardised training targets, as the loss of a fit. The inputs'
+    squared differences are formed once per fit; then one dense Cholesky factor per
+    evaluation instead of GPyTorch's lazy-tensor machinery, which dominates at node-GP
     sizes (equal to GPyTorch's to 1e-12, its gradient to 1e-10, tested); if the factor
     fails, GPyTorch's own loss (which adds jitter) is used."""
 
@@ -122,14 +123,17 @@ class NegativeLogMarginal:
         self.priors = tuple(
             (module, prior, closure) for _, module, prior, closure, _ in mll.model.named_priors()
         )
+        inputs = mll.model.train_inputs[0]
+        #: ``(x_i - x_j)^2`` per input dimension ``(n, n, d)``, fixed during a fit.
+        self.squared_differences = (inputs.unsqueeze(-2) - inputs.unsqueeze(-3)).square()
 
     def __call__(self) -> torch.Tensor:
         model = self.mll.model
-        inputs, targets = model.train_inputs[0], model.train_targets
+        targets = model.train_targets
         count = targets.shape[-1]
         kernel = model.covar_module
-        scaled = (inputs - inputs.mean(dim=0)) / kernel.base_kernel.lengthscale
-        squared = (scaled.unsqueeze(-2) - scaled.unsqueeze(-3)).square().sum(dim=-1)
+        lengthscale = kernel.base_kernel.lengthscale.reshape(-1)
+        squared = (self.squared_differences / lengthscale.square()).sum(dim=-1)
         distance = squared.clamp_min(1e-30).sqrt()  # GPyTorch's clamp: zero gradient at d = 0
         root5 = math.sqrt(5.0) * distance
         correlation = (1.0 + root5 + (5.0 / 3.0) * distance.square()) * torch.exp(-root5)
